@@ -1,0 +1,256 @@
+//===- Configs.cpp - The benchmarked configurations and their inputs ------===//
+//
+// The configurations of the benchmark issue: multi-head self-attention at
+// four lengths with and without a causal mask, GQA/MHA decode, d2l's additive
+// (Bahdanau) attention, self-attention with projections (nn.MultiheadAttention)
+// and a sliding window. FLOPs count 2 per multiply-add and only visible pairs,
+// so a kernel that skips masked keys is not credited with work it did not do.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/src/Configs.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnc_bench {
+
+static Config sdpa(int64_t n, bool causal, bool quick) {
+  Config c;
+  c.kind = Kind::Sdpa;
+  c.H = c.G = 8;
+  c.Lq = c.Lk = n;
+  c.D = c.Dv = 64;
+  c.mask = causal ? Mask::Causal : Mask::None;
+  c.id = "mha_n" + std::to_string(n) + (causal ? "_causal" : "");
+  c.kernel = c.id;
+  c.label = "MHA B=1 H=8 D=64 N=" + std::to_string(n) + (causal ? " causal" : "");
+  c.quick = quick;
+  return c;
+}
+
+static Config decode(int64_t lk, int64_t g, bool quick) {
+  Config c;
+  c.kind = Kind::Sdpa;
+  c.H = 32;
+  c.G = g;
+  c.Lq = 1;
+  c.Lk = lk;
+  c.D = c.Dv = 128;
+  c.memoryBound = true;
+  c.id = "decode_lk" + std::to_string(lk) + "_g" + std::to_string(g);
+  c.kernel = c.id;
+  c.label = "decode H=32 G=" + std::to_string(g) + " D=128 Lk=" + std::to_string(lk);
+  c.quick = quick;
+  return c;
+}
+
+static std::vector<Config> buildConfigs() {
+  std::vector<Config> all;
+  for (int64_t n : {128, 512, 2048, 8192})
+    for (bool causal : {false, true})
+      all.push_back(sdpa(n, causal, n == 512));
+  for (int64_t lk : {4096, 32768})
+    for (int64_t g : {8, 32})
+      all.push_back(decode(lk, g, lk == 4096 && g == 8));
+
+  Config add;
+  add.kind = Kind::Additive;
+  add.id = add.kernel = "additive_d2l";
+  add.label = "additive (d2l) B=64 Lq=1 Lk=512 hidden=256";
+  add.B = 64;
+  add.H = add.G = 1;
+  add.Lq = 1;
+  add.Lk = 512;
+  add.D = add.Dv = 256;
+  add.hidden = 256;
+  add.quick = true;
+  all.push_back(add);
+
+  Config proj;
+  proj.kind = Kind::Projection;
+  proj.id = proj.kernel = "mha_proj_n512";
+  proj.label = "MHA+proj model=512 H=8 N=512";
+  proj.H = proj.G = 8;
+  proj.Lq = proj.Lk = 512;
+  proj.D = proj.Dv = 64;
+  proj.modelDim = 512;
+  proj.quick = true;
+  all.push_back(proj);
+
+  Config win = sdpa(8192, false, false);
+  win.mask = Mask::Window;
+  win.window = 256;
+  win.id = win.kernel = "window256_n8192";
+  win.label = "MHA H=8 D=64 N=8192 window 256";
+  all.push_back(win);
+  return all;
+}
+
+const std::vector<Config> &allConfigs() {
+  static const std::vector<Config> all = buildConfigs();
+  return all;
+}
+
+float Config::scale() const {
+  // additive scores carry no default scale (LANGUAGE.md section 3).
+  return kind == Kind::Additive ? 1.0f : 1.0f / std::sqrt(float(keyDim()));
+}
+
+void Config::visibleRange(int64_t i, int64_t &lo, int64_t &hi) const {
+  int64_t ip = i + (Lk - Lq);
+  lo = 0;
+  hi = Lk;
+  if (mask == Mask::Causal || mask == Mask::Window)
+    hi = std::min(ip + 1, Lk);
+  if (mask == Mask::Window)
+    lo = std::max<int64_t>(0, ip - window + 1);
+  hi = std::max(hi, lo);
+}
+
+double Config::visiblePairs() const {
+  double pairs = 0;
+  for (int64_t i = 0; i < Lq; ++i) {
+    int64_t lo, hi;
+    visibleRange(i, lo, hi);
+    pairs += double(hi - lo);
+  }
+  return pairs * double(B) * double(H);
+}
+
+double Config::flops() const {
+  double pairs = visiblePairs();
+  switch (kind) {
+  case Kind::Sdpa:
+    return pairs * 2.0 * double(D + Dv);
+  case Kind::Additive:
+    // W_k k per key and W_q q per query, then per pair: add + w_v dot over the
+    // hidden units (3 per unit; tanh not counted) and the P.V product.
+    return double(B) * (2.0 * Lk * hidden * keyDim() + 2.0 * Lq * hidden * D) +
+           pairs * (3.0 * hidden + 2.0 * Dv);
+  case Kind::Projection:
+    return 2.0 * B * Lq * modelDim * double(H * D) +
+           2.0 * B * Lk * modelDim * double(G * D + G * Dv) +
+           pairs * 2.0 * double(D + Dv) + 2.0 * B * Lq * double(H * Dv) * modelDim;
+  }
+  return 0;
+}
+
+double Config::bytes() const {
+  double floats = 0;
+  for (const Tensor &t : makeInputs(*this, 0)) // shapes only matter here
+    floats += double(t.size());
+  double out = 1;
+  for (int64_t d : outputShape(*this))
+    out *= double(d);
+  return 4.0 * (floats + out);
+}
+
+double Config::kvBytes() const {
+  return 4.0 * double(B) * G * Lk * double(keyDim() + Dv);
+}
+
+std::string Config::kindName() const {
+  switch (kind) {
+  case Kind::Sdpa:
+    return "sdpa";
+  case Kind::Additive:
+    return "additive";
+  case Kind::Projection:
+    return "projection";
+  }
+  return "?";
+}
+
+std::string Config::maskName() const {
+  switch (mask) {
+  case Mask::None:
+    return "none";
+  case Mask::Causal:
+    return "causal";
+  case Mask::Window:
+    return "window";
+  }
+  return "?";
+}
+
+int64_t Tensor::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+// splitmix64: a counter-based generator, so a tensor's values do not depend on
+// how many values came before it.
+static uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// FNV-1a: a name hash that is the same with every standard library.
+static uint64_t nameHash(const std::string &name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : name)
+    h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
+static Tensor uniformTensor(const std::string &name, std::vector<int64_t> shape,
+                            uint64_t seed, float scale, bool fill) {
+  Tensor t{name, std::move(shape), {}};
+  if (!fill)
+    return t;
+  t.data.resize(t.size());
+  uint64_t base = splitmix(seed ^ nameHash(name));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    uint64_t r = splitmix(base + uint64_t(i));
+    float u = float(r >> 40) * (1.0f / float(1ull << 24)); // [0, 1)
+    t.data[i] = scale * (2.0f * u - 1.0f);
+  }
+  return t;
+}
+
+std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
+  // seed 0 is used by bytes() to get shapes without filling.
+  bool fill = seed != 0;
+  std::vector<Tensor> in;
+  switch (c.kind) {
+  case Kind::Sdpa:
+    in.push_back(uniformTensor("q", {c.B, c.H, c.Lq, c.D}, seed, 1, fill));
+    in.push_back(uniformTensor("k", {c.B, c.G, c.Lk, c.keyDim()}, seed, 1, fill));
+    in.push_back(uniformTensor("v", {c.B, c.G, c.Lk, c.Dv}, seed, 1, fill));
+    break;
+  case Kind::Additive: {
+    in.push_back(uniformTensor("q", {c.B, c.H, c.Lq, c.D}, seed, 1, fill));
+    in.push_back(uniformTensor("k", {c.B, c.G, c.Lk, c.keyDim()}, seed, 1, fill));
+    in.push_back(uniformTensor("v", {c.B, c.G, c.Lk, c.Dv}, seed, 1, fill));
+    float sq = 1.0f / std::sqrt(float(c.D)), sk = 1.0f / std::sqrt(float(c.keyDim()));
+    in.push_back(uniformTensor("score_wq", {c.hidden, c.D}, seed, sq, fill));
+    in.push_back(uniformTensor("score_wk", {c.hidden, c.keyDim()}, seed, sk, fill));
+    in.push_back(uniformTensor("score_wv", {c.hidden}, seed,
+                               1.0f / std::sqrt(float(c.hidden)), fill));
+    break;
+  }
+  case Kind::Projection: {
+    float s = 1.0f / std::sqrt(float(c.modelDim));
+    in.push_back(uniformTensor("x", {c.B, c.Lq, c.modelDim}, seed, 1, fill));
+    in.push_back(uniformTensor("w_q", {c.modelDim, c.H * c.D}, seed, s, fill));
+    in.push_back(uniformTensor("w_k", {c.modelDim, c.G * c.D}, seed, s, fill));
+    in.push_back(uniformTensor("w_v", {c.modelDim, c.G * c.Dv}, seed, s, fill));
+    in.push_back(uniformTensor("w_o", {c.H * c.Dv, c.modelDim}, seed,
+                               1.0f / std::sqrt(float(c.H * c.Dv)), fill));
+    break;
+  }
+  }
+  return in;
+}
+
+std::vector<int64_t> outputShape(const Config &c) {
+  if (c.kind == Kind::Projection)
+    return {c.B, c.Lq, c.modelDim};
+  return {c.B, c.H, c.Lq, c.Dv};
+}
+
+} // namespace attnc_bench

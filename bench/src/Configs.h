@@ -1,0 +1,67 @@
+//===- Configs.h - The benchmarked configurations and their inputs -*- C++ -*-===//
+//
+// One row per benchmarked configuration (a table, like Halide's resize
+// kernel_info[]): the attnc kernel that implements it in bench/kernels.attn,
+// its sizes and mask, and whether it runs in --quick mode. Also the work each
+// configuration does (FLOPs over visible pairs only, minimum bytes moved) and
+// its deterministic inputs, in the argument order of LANGUAGE.md section 7.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnc_bench {
+
+enum class Kind { Sdpa, Additive, Projection };
+enum class Mask { None, Causal, Window };
+
+struct Config {
+  std::string id;     // stable key in results.json, also the work folder name
+  std::string kernel; // kernel name in bench/kernels.attn
+  std::string label;  // what the table shows
+  Kind kind = Kind::Sdpa;
+  int64_t B = 1, H = 1, G = 1, Lq = 1, Lk = 1, D = 64, Dv = 64;
+  Mask mask = Mask::None;
+  int64_t window = 0;   // Mask::Window: keys ip-W < j <= ip
+  int64_t hidden = 0;   // Kind::Additive
+  int64_t modelDim = 0; // Kind::Projection (self_qkv_out, no biases)
+  bool memoryBound = false; // decode: report bandwidth, not % of peak
+  bool quick = false;       // part of the --quick smoke run
+
+  int64_t keyDim() const { return D; }
+  float scale() const; // the kernel's score scale
+  /// Visible key range [lo, hi) of query row i (bottom-right aligned).
+  void visibleRange(int64_t i, int64_t &lo, int64_t &hi) const;
+  /// Visible (query, key) pairs summed over batch and heads.
+  double visiblePairs() const;
+  double flops() const;
+  /// Minimum bytes moved: every input read once, the output written once.
+  double bytes() const;
+  /// Bytes of K and V (what decode must stream).
+  double kvBytes() const;
+  std::string kindName() const;
+  std::string maskName() const;
+};
+
+/// Every configuration, in table order.
+const std::vector<Config> &allConfigs();
+
+/// A dense row-major float tensor with its contract name.
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  int64_t size() const;
+};
+
+/// The inputs of `config` in contract order (q, k, v or x, then weights),
+/// uniform in [-1, 1) from a fixed seed; weights scaled by 1/sqrt(fan-in).
+std::vector<Tensor> makeInputs(const Config &config, uint64_t seed);
+
+/// The output tensor's shape.
+std::vector<int64_t> outputShape(const Config &config);
+
+} // namespace attnc_bench

@@ -1,0 +1,33 @@
+//===- Probes.h - The machine's FP32 FMA peak and memory bandwidth -*- C++ -*-===//
+//
+// Measures the roofs every result is compared with, in the same run: the
+// FP32 FMA peak with AVX-512 (when the CPU has it) and AVX2+FMA, and the
+// STREAM triad bandwidth, each on one thread and on every thread of the pool.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bench/src/ThreadPool.h"
+
+#include <string>
+
+namespace attnc_bench {
+
+struct PeakResult {
+  std::string isa;       // "avx512f", "avx2+fma" or "none"
+  double gflops = 0;     // best of several trials
+};
+
+/// FP32 FMA peak of `isa` ("avx512f" or "avx2"), on every worker of `pool`.
+/// Returns gflops = 0 when the CPU lacks the ISA.
+PeakResult measureFmaPeak(const std::string &isa, ThreadPool &pool);
+
+/// STREAM triad a[i] = b[i] + s * c[i] over arrays far larger than the caches,
+/// counting 3 x 4 bytes per element (2 reads, 1 write); best of several trials, GB/s.
+double measureTriad(ThreadPool &pool, int64_t elements);
+
+bool cpuHasAvx512();
+bool cpuHasAvx2Fma();
+std::string cpuModelName();
+
+} // namespace attnc_bench

@@ -1,0 +1,215 @@
+//===- Compiler.cpp - The whole compile, from .attn text to artifacts -----===//
+//
+// Frontend -> MLIRGen -> pass pipeline -> convert-attn-to-halide -> Halide
+// back end, stopping at the requested stage. Every failure becomes a message
+// and an exit code: input errors are 1; MLIR or Halide failures on valid
+// input are internal errors (3) with a request to report them.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Driver/Compiler.h"
+
+#include "compiler/Conversion/AttnToHalide/ConvertAttnToHalide.h"
+#include "compiler/Frontend/Diagnostics.h"
+#include "compiler/HalideBackend/EmitKernel.h"
+#include "compiler/MLIRGen/MLIRGen.h"
+#include "compiler/Pipeline/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace attnc {
+
+bool parseEmitStage(const std::string &name, EmitStage &stage) {
+  const std::pair<const char *, EmitStage> table[] = {
+      {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST},
+      {"mlir", EmitStage::MLIR},     {"mlir-opt", EmitStage::MLIROpt},
+      {"halide", EmitStage::Halide}, {"stmt", EmitStage::Stmt},
+      {"llvm", EmitStage::LLVM},     {"asm", EmitStage::Asm},
+      {"header", EmitStage::Header}, {"runtime", EmitStage::Runtime}};
+  for (const auto &row : table) {
+    if (name == row.first) {
+      stage = row.second;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *compilerVersion() { return "attnc 0.1.0 (LLVM 14, MLIR 14, Halide 14)"; }
+
+namespace {
+
+using halide_backend::Artifact;
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// `dir/kernel.o` -> `dir/kernel.h`.
+std::string headerPathFor(const std::string &path) {
+  size_t dot = path.find_last_of('.');
+  size_t slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + ".h";
+  return path.substr(0, dot) + ".h";
+}
+
+/// Writes text to -o FILE or stdout.
+bool writeText(const std::string &text, const std::string &path, std::ostream &errs) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return true;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) {
+    errs << "attnc: error: cannot write '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
+class Compilation {
+public:
+  Compilation(const std::string &source, const CompileOptions &options, std::ostream &errs)
+      : options(options), errs(errs), diag(options.inputFile, source, errs) {}
+
+  ExitCode run() {
+    if (options.emit == EmitStage::Runtime)
+      return emit(Artifact::RuntimeObject, {});
+    if (options.emit == EmitStage::Tokens) {
+      std::ostringstream os;
+      bool ok = dumpTokens(diag, os);
+      writeText(os.str(), options.outputFile, errs);
+      return ok ? Success : InputError;
+    }
+    std::optional<ModuleAST> ast = parseModule(diag);
+    if (!ast)
+      return InputError;
+    std::vector<KernelSpec> specs = analyzeModule(*ast, options.frontend, diag);
+    if (diag.errorCount())
+      return InputError;
+    if (options.emit == EmitStage::AST) {
+      std::ostringstream os;
+      dumpAST(*ast, specs, os);
+      return writeText(os.str(), options.outputFile, errs) ? Success : InputError;
+    }
+    return lowerToMLIR(specs);
+  }
+
+private:
+  const CompileOptions &options;
+  std::ostream &errs;
+  DiagnosticEngine diag;
+
+  /// MLIR diagnostics in the same `FILE:LINE:COL: error: ...` form as the
+  /// frontend's.
+  void printDiagnostic(mlir::Diagnostic &d) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto loc = d.getLocation().dyn_cast<mlir::FileLineColLoc>())
+      os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
+    else
+      os << options.inputFile << ": ";
+    const char *severity = d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+                           : d.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                                  : "note";
+    os << severity << ": " << d.str() << "\n";
+    errs << os.str();
+  }
+
+  ExitCode lowerToMLIR(const std::vector<KernelSpec> &specs) {
+    mlir::MLIRContext context;
+    mlir::DialectRegistry registry;
+    registerAttncDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      printDiagnostic(d);
+      return mlir::success();
+    });
+
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlirGen(context, options.inputFile, specs);
+    if (!module)
+      return InputError;
+    if (options.emit == EmitStage::MLIR)
+      return printModule(*module);
+
+    mlir::PassManager pm(&context);
+    buildDefaultPipeline(pm);
+    if (mlir::failed(pm.run(*module))) {
+      errs << "attnc: internal error: the attn pass pipeline failed; please report this "
+              "with the input file\n";
+      return InternalError;
+    }
+    if (options.emit == EmitStage::MLIROpt)
+      return printModule(*module);
+
+    std::vector<halide_backend::AttentionConfig> configs;
+    if (mlir::failed(convertAttnToHalide(*module, specs, configs)))
+      return InternalError;
+    return emitBackend(configs);
+  }
+
+  ExitCode printModule(mlir::ModuleOp module) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+    os << "\n";
+    return writeText(os.str(), options.outputFile, errs) ? Success : InputError;
+  }
+
+  ExitCode emitBackend(const std::vector<halide_backend::AttentionConfig> &configs) {
+    switch (options.emit) {
+    case EmitStage::Halide: return emit(Artifact::HalideText, configs);
+    case EmitStage::Stmt: return emit(Artifact::Stmt, configs);
+    case EmitStage::LLVM: return emit(Artifact::LLVMIR, configs);
+    case EmitStage::Asm: return emit(Artifact::Assembly, configs);
+    case EmitStage::Header: return emit(Artifact::Header, configs);
+    default: break;
+    }
+    const std::string &out = options.outputFile;
+    Artifact artifact = endsWith(out, ".a")    ? Artifact::StaticLibrary
+                        : endsWith(out, ".so") ? Artifact::SharedLibrary
+                                               : Artifact::Object;
+    ExitCode code = emit(artifact, configs);
+    if (code != Success)
+      return code;
+    return emitTo(Artifact::Header, configs, headerPathFor(out));
+  }
+
+  ExitCode emit(Artifact artifact, const std::vector<halide_backend::AttentionConfig> &configs) {
+    std::string path = options.outputFile.empty() ? "-" : options.outputFile;
+    return emitTo(artifact, configs, path);
+  }
+
+  ExitCode emitTo(Artifact artifact, const std::vector<halide_backend::AttentionConfig> &configs,
+                  const std::string &path) {
+    try {
+      halide_backend::emitArtifact(configs, options.backend, artifact, path);
+    } catch (const halide_backend::BackendError &e) {
+      errs << "attnc: error: " << e.what() << "\n";
+      return InternalError;
+    } catch (const std::exception &e) {
+      errs << "attnc: internal error: " << e.what()
+           << "\nPlease report this with the input file and command line.\n";
+      return InternalError;
+    }
+    return Success;
+  }
+};
+
+} // namespace
+
+ExitCode compileSource(const std::string &source, const CompileOptions &options,
+                       std::ostream &errs) {
+  return Compilation(source, options, errs).run();
+}
+
+} // namespace attnc

@@ -1,0 +1,283 @@
+//===- Signature.cpp - A kernel's arguments in their contract order -------===//
+//
+// Implements LANGUAGE.md section 7: attention inputs, projection weights and
+// biases, score weights, mask inputs, declared inputs, then outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/Signature.h"
+
+namespace attnc {
+
+static int64_t fixedOrZero(const SizeSpec &size) {
+  return size.isFixed() ? size.value : 0;
+}
+
+SizeTable sizesOf(const KernelSpec &spec) {
+  SizeTable t;
+  t.B = fixedOrZero(spec.batch);
+  t.H = spec.heads;
+  t.G = spec.kvHeads;
+  t.Lq = fixedOrZero(spec.seqQ);
+  bool selfAttention = spec.project == ProjectKind::SelfQKV ||
+                       spec.project == ProjectKind::SelfQKVOut;
+  t.Lk = (spec.seqK.kind == SizeSpec::SameAsSeqQ || selfAttention)
+             ? t.Lq
+             : fixedOrZero(spec.seqK);
+  t.D = spec.headDim;
+  t.Dk = spec.keyDim;
+  t.Dv = spec.valueDim;
+  t.M = spec.modelDim;
+  return t;
+}
+
+bool SizeTable::lookup(const std::string &name, ArgDim &dim) const {
+  const struct {
+    const char *name;
+    int64_t value;
+  } table[] = {{"B", B},   {"H", H},   {"G", G},   {"Lq", Lq}, {"Lk", Lk},
+               {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M}};
+  for (const auto &row : table) {
+    if (name == row.name) {
+      dim = {row.name, row.value};
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+/// Builds shapes from size names, e.g. dims({"B", "H", "Lq", "D"}).
+struct ShapeBuilder {
+  const SizeTable &sizes;
+  std::vector<ArgDim> operator()(std::initializer_list<const char *> names) const {
+    std::vector<ArgDim> shape;
+    for (const char *name : names) {
+      ArgDim dim;
+      sizes.lookup(name, dim);
+      shape.push_back(dim);
+    }
+    return shape;
+  }
+};
+
+ArgDim product(const char *name, int64_t a, int64_t b) { return {name, a * b}; }
+ArgDim constant(int64_t value) { return {"", value}; }
+} // namespace
+
+std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
+  SizeTable sizes = sizesOf(spec);
+  ShapeBuilder dims{sizes};
+  bool bshd = spec.layout == Layout::BSHD;
+  std::vector<ArgSpec> args;
+  auto add = [&](std::string name, ElemType type, std::vector<ArgDim> shape,
+                 bool isOutput = false) {
+    args.push_back({std::move(name), type, isOutput, std::move(shape)});
+  };
+
+  // Attention inputs.
+  switch (spec.project) {
+  case ProjectKind::None:
+    add("q", ElemType::F32, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
+    add("k", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dk"}) : dims({"B", "G", "Lk", "Dk"}));
+    add("v", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dv"}) : dims({"B", "G", "Lk", "Dv"}));
+    break;
+  case ProjectKind::SelfQKV:
+  case ProjectKind::SelfQKVOut:
+    add("x", ElemType::F32, dims({"B", "Lq", "M"}));
+    break;
+  case ProjectKind::QKV:
+  case ProjectKind::QKVOut:
+    add("x_q", ElemType::F32, dims({"B", "Lq", "M"}));
+    add("x_kv", ElemType::F32, dims({"B", "Lk", "M"}));
+    break;
+  }
+
+  // Projection weights, then biases.
+  if (spec.project != ProjectKind::None) {
+    bool outProj = spec.project == ProjectKind::QKVOut ||
+                   spec.project == ProjectKind::SelfQKVOut;
+    ArgDim m = dims({"M"})[0];
+    add("w_q", ElemType::F32, {m, product("H*D", sizes.H, sizes.D)});
+    add("w_k", ElemType::F32, {m, product("G*D", sizes.G, sizes.Dk)});
+    add("w_v", ElemType::F32, {m, product("G*Dv", sizes.G, sizes.Dv)});
+    if (outProj)
+      add("w_o", ElemType::F32, {product("H*Dv", sizes.H, sizes.Dv), m});
+    if (spec.projBias) {
+      add("b_q", ElemType::F32, {product("H*D", sizes.H, sizes.D)});
+      add("b_k", ElemType::F32, {product("G*D", sizes.G, sizes.Dk)});
+      add("b_v", ElemType::F32, {product("G*Dv", sizes.G, sizes.Dv)});
+      if (outProj)
+        add("b_o", ElemType::F32, {m});
+    }
+  }
+
+  // Score weights.
+  if (spec.score == ScoreKind::General) {
+    add("score_w", ElemType::F32, dims({"D", "Dk"}));
+  } else if (spec.score == ScoreKind::Additive) {
+    ArgDim n{"N", spec.additiveHidden};
+    add("score_wq", ElemType::F32, {n, dims({"D"})[0]});
+    add("score_wk", ElemType::F32, {n, dims({"Dk"})[0]});
+    add("score_wv", ElemType::F32, {n});
+  }
+
+  // Mask inputs.
+  if (spec.hasMask(MaskKind::ValidLen))
+    add("valid_len", ElemType::I32, dims({"B"}));
+  if (spec.hasMask(MaskKind::Input))
+    add("mask", ElemType::U8, dims({"B", "Lq", "Lk"}));
+
+  // Declared inputs.
+  for (const InputAST &input : spec.inputs) {
+    std::vector<ArgDim> shape;
+    for (const DimAST &d : input.dims) {
+      ArgDim dim = constant(d.value);
+      if (!d.sizeName.empty() && !sizes.lookup(d.sizeName, dim))
+        dim = {d.sizeName, 0};
+      shape.push_back(dim);
+    }
+    add(input.name, input.type, std::move(shape));
+  }
+
+  // Outputs.
+  bool outProj = spec.project == ProjectKind::QKVOut ||
+                 spec.project == ProjectKind::SelfQKVOut;
+  if (outProj)
+    add("out", ElemType::F32, dims({"B", "Lq", "M"}), true);
+  else
+    add("out", ElemType::F32,
+        bshd ? dims({"B", "Lq", "H", "Dv"}) : dims({"B", "H", "Lq", "Dv"}), true);
+  if (spec.outputWeights)
+    add("weights", ElemType::F32, dims({"B", "H", "Lq", "Lk"}), true);
+  if (spec.outputLse)
+    add("lse", ElemType::F32, dims({"B", "H", "Lq"}), true);
+  return args;
+}
+
+std::vector<std::string> dynamicSizeNames(const KernelSpec &spec) {
+  SizeTable sizes = sizesOf(spec);
+  std::vector<std::string> names;
+  if (!sizes.B)
+    names.push_back("B");
+  if (!sizes.Lq)
+    names.push_back("Lq");
+  bool lkTied = spec.seqK.kind == SizeSpec::SameAsSeqQ ||
+                spec.project == ProjectKind::SelfQKV ||
+                spec.project == ProjectKind::SelfQKVOut;
+  if (!sizes.Lk && !lkTied)
+    names.push_back("Lk");
+  return names;
+}
+
+std::string formatShape(const ArgSpec &arg) {
+  std::string s = std::string(toString(arg.type)) + "[";
+  for (size_t i = 0; i < arg.shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    const ArgDim &d = arg.shape[i];
+    s += d.name.empty() ? std::to_string(d.value) : d.name;
+    if (!d.name.empty() && d.value)
+      s += "=" + std::to_string(d.value);
+  }
+  return s + "]";
+}
+
+std::string encodeSignature(const std::vector<ArgSpec> &args) {
+  std::string text;
+  for (const ArgSpec &arg : args) {
+    text += arg.name + (arg.isOutput ? " out " : " in ") + toString(arg.type) + " ";
+    if (arg.shape.empty())
+      text += "-";
+    for (size_t i = 0; i < arg.shape.size(); ++i) {
+      const ArgDim &d = arg.shape[i];
+      if (i)
+        text += ",";
+      if (d.name.empty())
+        text += std::to_string(d.value);
+      else if (d.value)
+        text += d.name + "=" + std::to_string(d.value);
+      else
+        text += d.name;
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+static bool parseInt(const std::string &s, int64_t &value) {
+  if (s.empty() || s.size() > 18)
+    return false;
+  value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
+}
+
+static bool parseElemType(const std::string &s, ElemType &type) {
+  for (ElemType t : {ElemType::F32, ElemType::I32, ElemType::U8}) {
+    if (s == toString(t)) {
+      type = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool decodeSignature(const std::string &text, std::vector<ArgSpec> &args) {
+  args.clear();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos)
+      return false;
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    std::vector<std::string> words;
+    size_t w = 0;
+    while (w <= line.size()) {
+      size_t space = line.find(' ', w);
+      if (space == std::string::npos)
+        space = line.size();
+      words.push_back(line.substr(w, space - w));
+      w = space + 1;
+    }
+    if (words.size() != 4 || words[0].empty() ||
+        (words[1] != "in" && words[1] != "out"))
+      return false;
+    ArgSpec arg;
+    arg.name = words[0];
+    arg.isOutput = words[1] == "out";
+    if (!parseElemType(words[2], arg.type))
+      return false;
+    if (words[3] != "-") {
+      size_t d = 0;
+      const std::string &dims = words[3];
+      while (d <= dims.size()) {
+        size_t comma = dims.find(',', d);
+        if (comma == std::string::npos)
+          comma = dims.size();
+        std::string item = dims.substr(d, comma - d);
+        d = comma + 1;
+        ArgDim dim;
+        size_t eq = item.find('=');
+        if (eq != std::string::npos) {
+          dim.name = item.substr(0, eq);
+          if (dim.name.empty() || !parseInt(item.substr(eq + 1), dim.value))
+            return false;
+        } else if (!parseInt(item, dim.value)) {
+          if (item.empty())
+            return false;
+          dim.name = item;
+        }
+        arg.shape.push_back(dim);
+      }
+    }
+    args.push_back(std::move(arg));
+  }
+  return true;
+}
+
+} // namespace attnc

@@ -1,0 +1,60 @@
+//===- Signature.h - A kernel's arguments in their contract order -*- C++ -*-===//
+//
+// The one place that derives a kernel's argument list (LANGUAGE.md section 7):
+// names, element types, directions and logical shapes (outermost dimension
+// first, each a size name or a constant). MLIRGen, the Halide back end, the
+// header writer and the runtime metadata all read it, so they never disagree.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Frontend/AST.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+/// One logical dimension: a size name with its fixed value (0 when dynamic),
+/// or an anonymous constant (empty name).
+struct ArgDim {
+  std::string name; // "B", "H", "Lq", ...; empty for a literal constant
+  int64_t value = 0; // fixed value, 0 when the size is dynamic
+  bool isDynamic() const { return value == 0; }
+};
+
+struct ArgSpec {
+  std::string name;
+  ElemType type = ElemType::F32;
+  bool isOutput = false;
+  std::vector<ArgDim> shape; // logical, row-major, outermost first
+};
+
+/// The values of the size names of a kernel (0 for dynamic sizes).
+struct SizeTable {
+  int64_t B = 0, H = 0, G = 0, Lq = 0, Lk = 0, D = 0, Dk = 0, Dv = 0, M = 0;
+  /// Looks up a size name; returns false when `name` is not one.
+  bool lookup(const std::string &name, ArgDim &dim) const;
+};
+
+SizeTable sizesOf(const KernelSpec &spec);
+
+/// Every argument of `spec`, inputs then outputs, in the contract order.
+std::vector<ArgSpec> kernelArguments(const KernelSpec &spec);
+
+/// The dynamic sizes that `NAME_run` takes, in order: a subset of B, Lq, Lk.
+std::vector<std::string> dynamicSizeNames(const KernelSpec &spec);
+
+/// `f32[B, H, Lq, D]`-style rendering, for headers and messages.
+std::string formatShape(const ArgSpec &arg);
+
+/// The signature string that generated code embeds as `NAME_attnc_signature`
+/// so the runtime can show and check logical shapes: one line per argument,
+/// `<name> <in|out> <f32|i32|u8> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
+/// (fixed size), `NAME` (dynamic size) or `VALUE` (a constant); a rank-0
+/// argument has `-` for its dims.
+std::string encodeSignature(const std::vector<ArgSpec> &args);
+/// Parses encodeSignature's output; returns false on malformed text.
+bool decodeSignature(const std::string &text, std::vector<ArgSpec> &args);
+
+} // namespace attnc

@@ -1,0 +1,89 @@
+//===- AttentionAlgorithm.h - The Halide algorithm of one kernel -*- C++ -*-===//
+//
+// buildAlgorithm() turns an AttentionConfig into Halide Funcs: a FlashAttention
+// style online softmax over key blocks of `blockK` keys for query tiles of
+// `tileQ` rows. Per (query tile, key block) it forms the block's scores, their
+// maximum, exponentials, sum and P*V product, and merges them into a running
+// (max, sum, acc) state, so no Lq x Lk buffer exists unless `weights` is an
+// output. It makes no scheduling call (see Schedules.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/HalideBackend/AttentionConfig.h"
+
+#include <Halide.h>
+
+#include <string>
+#include <vector>
+
+namespace attnc::halide_backend {
+
+/// The named Funcs, parameters and variables of one kernel. Funcs that the
+/// kernel does not need stay undefined (`!f.defined()`).
+struct AlgorithmFuncs {
+  std::string name;
+  AttentionConfig config;
+
+  /// Every input, in contract order (config.arguments without the outputs).
+  std::vector<Halide::ImageParam> inputs;
+  /// The output Funcs, in contract order (out, then weights, then lse).
+  std::vector<Halide::Func> outputs;
+
+  // Tiling of the algorithm: query tile rows and keys per block.
+  int tileQ = 32;
+  int blockK = 64;
+
+  // Variables. Query row i = qt * tileQ + ii, key j = kb * blockK + jj.
+  Halide::Var d{"d"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, g{"g"};
+  Halide::Var ii{"ii"}, qt{"qt"}, jj{"jj"}, kb{"kb"}, n{"n"}, m{"m"};
+  Halide::RDom rd, rj, rk; // over D (dot), over a key block, over key blocks
+
+  // Inputs after layout, projection and clamping: (d, i, h, b) / (d, j, g, b).
+  Halide::Func qIn{"q_in"}, kIn{"k_in"}, vIn{"v_in"};
+  /// Queries as the dot product reads them: scaled (scaleOnQuery), multiplied
+  /// by W (general score); (d, i, h, b).
+  Halide::Func qs{"q_scaled"};
+  /// Hoisted per-query / per-key parts of the score (additive: W_q q, W_k k).
+  Halide::Func qHoist{"q_hoist"}, kHoist{"k_hoist"};
+  /// Root-level precomputations (projections, positional encodings).
+  std::vector<Halide::Func> precomputed;
+
+  // One key block of one query tile.
+  Halide::Func qk{"qk"};                    // (j, i, h, b): the raw score reduction
+  Halide::Func blockScore{"block_score"};   // (jj, ii, qt, kb, h, b): masked score
+  Halide::Func blockMax{"block_max"};       // (ii, qt, kb, h, b)
+  Halide::Func blockExp{"block_exp"};       // (jj, ii, qt, kb, h, b)
+  Halide::Func blockSum{"block_sum"};       // (ii, qt, kb, h, b)
+  Halide::Func blockPV{"block_pv"};         // (d, ii, qt, kb, h, b)
+  /// Online softmax state over key blocks: Tuple(max, sum, acc), (d, ii, qt, h, b).
+  Halide::Func state{"softmax_state"};
+  /// Attention result per head before the output layout: (d, i, h, b).
+  Halide::Func attn{"attn"};
+
+  // Outputs (undefined when not requested).
+  Halide::Func out{"out"}, weights{"weights"}, lse{"lse"};
+  Halide::Func qkWeights{"qk_weights"}; // the score reduction for `weights`
+
+  /// Sizes as Halide expressions (constants when fixed).
+  Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
+
+  /// The pipeline of `outputs` (a fresh handle each call; Funcs are shared).
+  Halide::Pipeline pipeline() const { return Halide::Pipeline(outputs); }
+  /// The entry point's input arguments in contract order.
+  std::vector<Halide::Argument> arguments() const;
+};
+
+/// Builds the algorithm of one kernel; throws BackendError on a config it
+/// cannot express. Makes no scheduling call; the same for every target.
+AlgorithmFuncs buildAlgorithm(const AttentionConfig &config);
+
+/// The key interval implied by the spec's built-in masks (causal, window,
+/// valid_len), for callers that build an AttentionConfig by hand.
+KeyInterval deriveKeyInterval(const KernelSpec &spec);
+
+/// Fills config.arguments, config.scale, config.interval from config.spec the
+/// way the dialect passes would (scale not folded into q). For tests and tools.
+AttentionConfig makeDefaultConfig(const KernelSpec &spec, const std::string &name);
+
+} // namespace attnc::halide_backend

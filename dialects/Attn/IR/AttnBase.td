@@ -1,0 +1,54 @@
+//===- AttnBase.td - The attn dialect and its enums ---------*- tablegen -*-===//
+//
+// The `attn` dialect models an attention layer one concept per op, from score
+// to weighted sum, plus the fused `attn.attention` op the Halide lowering
+// consumes. Enum cases are appended, never renumbered.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_BASE_TD
+#define ATTN_BASE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Attention layers, one op per concept, and their fused form";
+  let description = [{
+    Values are ranked f32 tensors in the kernel's logical layout
+    (`[B, H, Lq, D]` for queries in `bhsd`). Scores are `[B, H, Lq, Lk]`.
+    Passes rewrite the chain score -> scale -> softcap -> bias -> mask ->
+    softmax -> weighted_sum into one `attn.attention` op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithmeticDialect", "::mlir::math::MathDialect"];
+  let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
+}
+
+def Attn_ScoreKindAttr : StrEnumAttr<"ScoreKind", "score function", [
+    StrEnumAttrCase<"dot">, StrEnumAttrCase<"scaled_dot">,
+    StrEnumAttrCase<"general">, StrEnumAttrCase<"additive">,
+    StrEnumAttrCase<"custom">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_MaskKindAttr : StrEnumAttr<"MaskKind", "built-in or custom mask", [
+    StrEnumAttrCase<"causal">, StrEnumAttrCase<"valid_len">,
+    StrEnumAttrCase<"window">, StrEnumAttrCase<"input">,
+    StrEnumAttrCase<"custom">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_BiasKindAttr : StrEnumAttr<"BiasKind", "additive score bias", [
+    StrEnumAttrCase<"alibi">, StrEnumAttrCase<"custom">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_LayoutAttr : StrEnumAttr<"Layout", "memory order of q, k, v, out", [
+    StrEnumAttrCase<"bhsd">, StrEnumAttrCase<"bshd">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+#endif // ATTN_BASE_TD

@@ -1,0 +1,147 @@
+//===- AttnOps.cpp - Verifiers of the attn dialect ------------------------===//
+//
+// Registers the dialect and checks each op's legality rules: ranks, head
+// counts (H divisible by G), agreement of batch, sequence and width
+// dimensions, and attribute ranges. Each rule fails with one clear message.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#include "dialects/Attn/IR/AttnDialect.cpp.inc"
+#include "dialects/Attn/IR/AttnEnums.cpp.inc"
+
+void AttnDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Attn/IR/AttnOps.cpp.inc"
+      >();
+}
+
+/// True when two dimension sizes may be equal (either is dynamic).
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static int64_t dim(Value v, unsigned i) {
+  return v.getType().cast<RankedTensorType>().getDimSize(i);
+}
+
+/// Checks that query heads `h` can be grouped over key/value heads `g`.
+static LogicalResult verifyHeads(Operation *op, int64_t h, int64_t g) {
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(g))
+    return success();
+  if (g < 1 || h % g != 0)
+    return op->emitOpError() << "query heads (" << h
+                             << ") must be a multiple of key/value heads (" << g << ")";
+  return success();
+}
+
+/// Checks the dimensions a weighted sum or an attention shares between
+/// probabilities/queries [B, H, Lq, *] and values [B, G, Lk, Dv].
+static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k, Value v) {
+  if (!compatible(dim(q, 0), dim(k, 0)) || !compatible(dim(k, 0), dim(v, 0)))
+    return op->emitOpError("batch sizes of query, key and value differ");
+  if (failed(verifyHeads(op, dim(q, 1), dim(k, 1))))
+    return failure();
+  if (!compatible(dim(k, 1), dim(v, 1)))
+    return op->emitOpError("key and value have different head counts");
+  if (!compatible(dim(k, 2), dim(v, 2)))
+    return op->emitOpError("key and value have different sequence lengths");
+  return success();
+}
+
+static LogicalResult verify(ScoreOp op) {
+  Value q = op.getQuery(), k = op.getKey();
+  if (!compatible(dim(q, 0), dim(k, 0)))
+    return op.emitOpError("batch sizes of query and key differ");
+  if (failed(verifyHeads(op, dim(q, 1), dim(k, 1))))
+    return failure();
+  bool additive = op.getKind() == "additive";
+  if (!additive && !compatible(dim(q, 3), dim(k, 3)))
+    return op.emitOpError("query width ")
+           << dim(q, 3) << " differs from key width " << dim(k, 3)
+           << "; only the additive score allows that";
+  if (additive != op.getHidden().hasValue())
+    return op.emitOpError("'hidden' is required by, and only by, the additive score");
+  size_t expectedWeights = op.getKind() == "general" ? 1 : additive ? 3 : 0;
+  if (op.getWeights().size() != expectedWeights)
+    return op.emitOpError("score '")
+           << op.getKind() << "' takes " << expectedWeights << " weight tensors, got "
+           << op.getWeights().size();
+  Value s = op.getScores();
+  if (!compatible(dim(s, 0), dim(q, 0)) || !compatible(dim(s, 1), dim(q, 1)) ||
+      !compatible(dim(s, 2), dim(q, 2)) || !compatible(dim(s, 3), dim(k, 2)))
+    return op.emitOpError("result must be [B, H, Lq, Lk] of the query and key");
+  return success();
+}
+
+static LogicalResult verify(ScaleOp op) {
+  if (!std::isfinite(op.getFactor().convertToDouble()))
+    return op.emitOpError("scale factor must be finite");
+  return success();
+}
+
+static LogicalResult verify(SoftcapOp op) {
+  double cap = op.getCap().convertToDouble();
+  if (!(cap > 0) || !std::isfinite(cap))
+    return op.emitOpError("softcap must be a positive finite constant");
+  return success();
+}
+
+static LogicalResult verify(MaskOp op) {
+  StringRef kind = op.getKind();
+  size_t expectedInputs = (kind == "valid_len" || kind == "input") ? 1 : 0;
+  if (op.getInputs().size() != expectedInputs)
+    return op.emitOpError("mask '") << kind << "' takes " << expectedInputs
+                                     << " input tensors, got " << op.getInputs().size();
+  if ((kind == "window") != op.getWindow().hasValue())
+    return op.emitOpError("'window' is required by, and only by, the window mask");
+  if (op.getWindow() && *op.getWindow() < 1)
+    return op.emitOpError("window must be at least 1, got ") << *op.getWindow();
+  return success();
+}
+
+static LogicalResult verify(WeightedSumOp op) {
+  if (failed(verifyQueryKeyValue(op, op.getProbs(), op.getValue(), op.getValue())))
+    return failure();
+  if (!compatible(dim(op.getProbs(), 3), dim(op.getValue(), 2)))
+    return op.emitOpError("probabilities cover ")
+           << dim(op.getProbs(), 3) << " keys but value has " << dim(op.getValue(), 2);
+  Value r = op.getResult();
+  if (!compatible(dim(r, 3), dim(op.getValue(), 3)) ||
+      !compatible(dim(r, 2), dim(op.getProbs(), 2)) ||
+      !compatible(dim(r, 1), dim(op.getProbs(), 1)))
+    return op.emitOpError("result must be [B, H, Lq, Dv]");
+  return success();
+}
+
+static LogicalResult verify(AttentionOp op) {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  if (failed(verifyQueryKeyValue(op, q, k, v)))
+    return failure();
+  if (op.getScore() != "additive" && !compatible(dim(q, 3), dim(k, 3)))
+    return op.emitOpError("query width ")
+           << dim(q, 3) << " differs from key width " << dim(k, 3)
+           << "; only the additive score allows that";
+  for (Attribute mask : op.getMasks()) {
+    if (!symbolizeMaskKind(mask.cast<StringAttr>().getValue()))
+      return op.emitOpError("unknown mask kind '") << mask.cast<StringAttr>().getValue() << "'";
+  }
+  if (op.getResults().empty() || op.getResults().size() > 3)
+    return op.emitOpError("expects 1 to 3 results (out, weights, lse), got ")
+           << op.getResults().size();
+  Value out = op.getResults()[0];
+  auto outType = out.getType().dyn_cast<RankedTensorType>();
+  if (!outType || outType.getRank() != 4 || !compatible(dim(out, 3), dim(v, 3)))
+    return op.emitOpError("first result must be out : [B, H, Lq, Dv]");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Attn/IR/AttnOps.cpp.inc"

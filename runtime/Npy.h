@@ -1,0 +1,77 @@
+//===- Npy.h - NumPy .npy files for attnc-run and the tests ------*- C++ -*-===//
+//
+// Reads and writes NumPy's .npy format, versions 1.0, 2.0 and 3.0, for the
+// element types a kernel takes: C-order little-endian `<f4` (f32), `<i4`
+// (i32) and `|u1` (u8). Any other input (bad magic, malformed header dict,
+// Fortran order, other dtypes, shapes whose byte size overflows, truncated or
+// over-long data) is rejected with a message, never a crash.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "attn/runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnc::runtime {
+
+/// An n-dimensional array in C order that owns its (64-byte aligned) data.
+class NpyArray {
+public:
+  NpyArray() = default;
+  /// Zero-filled array; `shape` must already be validated (see npyByteSize).
+  NpyArray(attn_dtype dtype, std::vector<int64_t> shape);
+
+  attn_dtype dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t elementCount() const;
+  size_t byteSize() const { return bytes_; }
+  void *data() { return data_.get(); }
+  const void *data() const { return data_.get(); }
+  template <typename T> T *as() { return static_cast<T *>(data()); }
+  template <typename T> const T *as() const { return static_cast<const T *>(data()); }
+
+  /// A dense row-major view for attn_kernel_run, valid while *this lives.
+  attn_tensor view();
+
+private:
+  struct Free {
+    void operator()(void *p) const;
+  };
+  attn_dtype dtype_ = ATTN_F32;
+  std::vector<int64_t> shape_;
+  size_t bytes_ = 0;
+  std::unique_ptr<void, Free> data_;
+};
+
+/// Byte size of a `dtype` array of `shape`; false (with a message) when an
+/// extent is negative or the size overflows 2^62.
+bool npyByteSize(attn_dtype dtype, const std::vector<int64_t> &shape,
+                 size_t &bytes, std::string &error);
+
+/// Parses a whole .npy file image. Messages do not name the file.
+bool parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
+              std::string &error);
+/// Reads `path`; messages start with "<path>: ".
+bool readNpy(const std::string &path, NpyArray &array, std::string &error);
+
+/// The .npy image of an array (version 1.0 unless the header needs 2.0).
+std::string encodeNpy(attn_dtype dtype, const std::vector<int64_t> &shape,
+                      const void *data);
+/// Writes `path` atomically enough for tests (write then close, checked).
+bool writeNpy(const std::string &path, attn_dtype dtype,
+              const std::vector<int64_t> &shape, const void *data,
+              std::string &error);
+inline bool writeNpy(const std::string &path, const NpyArray &array,
+                     std::string &error) {
+  return writeNpy(path, array.dtype(), array.shape(), array.data(), error);
+}
+
+/// The descr string of a dtype: "<f4", "<i4", "|u1".
+const char *npyDescr(attn_dtype dtype);
+
+} // namespace attnc::runtime

@@ -1,0 +1,168 @@
+/*===- attn/runtime.h - libattnrt: load and run attnc kernels ------*- C -*-===*\
+|*                                                                            *|
+|* The C ABI of the attnc runtime (TOOLS.md section 4). It loads a shared     *|
+|* library made by `attnc model.attn -o libx.so`, lists its kernels and their *|
+|* arguments (name, direction, element type, logical shape with size names),  *|
+|* checks caller tensors against that signature and runs a kernel, returning  *|
+|* every error, Halide's run-time errors included, as text to the caller.     *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef ATTN_RUNTIME_H
+#define ATTN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ATTN_API __declspec(dllexport)
+#else
+#define ATTN_API __attribute__((visibility("default")))
+#endif
+
+/* Status codes. Every function that can fail returns one and, when given an
+ * error buffer, writes a one-line, NUL-terminated message into it (truncated
+ * to errlen - 1 bytes). */
+typedef enum attn_status {
+  ATTN_OK = 0,
+  ATTN_ERROR_INVALID = 1,     /* a NULL handle or pointer given to the API */
+  ATTN_ERROR_LOAD = 2,        /* dlopen failed or not an attnc kernel library */
+  ATTN_ERROR_ARGUMENT = 3,    /* tensors do not match the kernel's signature */
+  ATTN_ERROR_KERNEL = 4,      /* the kernel (Halide runtime) reported an error */
+  ATTN_ERROR_UNSUPPORTED = 5, /* a feature this version does not provide */
+  ATTN_ERROR_IO = 6           /* a file could not be read or written */
+} attn_status;
+
+/* Element types, as in the `.attn` language. */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_U8 = 2 } attn_dtype;
+
+/* "f32", "i32", "u8"; "?" for values outside the enum. */
+ATTN_API const char *attn_dtype_name(attn_dtype dtype);
+/* Bytes per element; 0 for values outside the enum. */
+ATTN_API size_t attn_dtype_size(attn_dtype dtype);
+/* The runtime's version, "MAJOR.MINOR.PATCH". */
+ATTN_API const char *attn_version(void);
+
+/* A caller's tensor: a view, never owned by the runtime. `shape` holds
+ * `rank` extents in logical order (outermost first, as in LANGUAGE.md
+ * section 7). `strides` are in elements; NULL means dense row-major. This
+ * version accepts only dense row-major tensors: non-NULL strides must equal
+ * the dense ones. */
+typedef struct attn_tensor {
+  void *data;
+  attn_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+  const int64_t *strides;
+} attn_tensor;
+
+/* One logical dimension of an argument: a size name ("B", "Lq", "H*D", a
+ * declared input's own name...) or "" for an anonymous constant, and its fixed
+ * value (0 when the size is dynamic, i.e. given by the caller's tensors). */
+typedef struct attn_dim_info {
+  const char *name;
+  int64_t value;
+} attn_dim_info;
+
+/* One kernel argument, in the contract order of LANGUAGE.md section 7. */
+typedef struct attn_arg_info {
+  const char *name;
+  int is_output;
+  attn_dtype dtype;
+  int32_t rank;
+  const attn_dim_info *dims; /* rank entries, outermost first */
+  const char *shape_text;    /* e.g. "f32[B, H=8, Lq, D=64]" */
+} attn_arg_info;
+
+typedef struct attn_library attn_library;
+typedef struct attn_kernel attn_kernel;
+
+/* --- Libraries ------------------------------------------------------------ */
+
+/* Loads a kernel library made by `attnc -o libx.so`. On success *lib owns the
+ * library until attn_library_close. Fails with ATTN_ERROR_LOAD when the file
+ * cannot be loaded or is not an attnc kernel library (no `attnc_kernels`,
+ * missing entry points, metadata that disagrees with the signature). */
+ATTN_API attn_status attn_library_open(const char *path, attn_library **lib,
+                                       char *err, size_t errlen);
+
+/* Compiles `.attn` source text at run time and loads the result (TOOLS.md
+ * section 4, cached by a hash of source, options and target). Not available
+ * in this version: returns ATTN_ERROR_UNSUPPORTED with a message saying so. */
+ATTN_API attn_status attn_library_compile(const char *source, size_t length,
+                                          const char *options,
+                                          attn_library **lib, char *err,
+                                          size_t errlen);
+/* attn_library_compile on the contents of a `.attn` file. */
+ATTN_API attn_status attn_library_compile_file(const char *path,
+                                               const char *options,
+                                               attn_library **lib, char *err,
+                                               size_t errlen);
+
+/* Unloads the library; its kernels and infos become invalid. NULL is a no-op.
+ * No kernel of it may be running. */
+ATTN_API void attn_library_close(attn_library *lib);
+
+ATTN_API const char *attn_library_path(const attn_library *lib);
+ATTN_API size_t attn_library_kernel_count(const attn_library *lib);
+/* NULL when index is out of range. */
+ATTN_API const char *attn_library_kernel_name(const attn_library *lib,
+                                              size_t index);
+ATTN_API const attn_kernel *attn_library_kernel(const attn_library *lib,
+                                                size_t index);
+/* NULL when the library has no kernel of that name. */
+ATTN_API const attn_kernel *attn_kernel_find(const attn_library *lib,
+                                             const char *name);
+
+/* --- Kernels -------------------------------------------------------------- */
+
+ATTN_API const char *attn_kernel_name(const attn_kernel *kernel);
+/* The Halide target string the kernel was compiled for. */
+ATTN_API const char *attn_kernel_target(const attn_kernel *kernel);
+ATTN_API size_t attn_kernel_arg_count(const attn_kernel *kernel);
+/* NULL when index is out of range. Valid while the library is open. */
+ATTN_API const attn_arg_info *attn_kernel_arg(const attn_kernel *kernel,
+                                              size_t index);
+/* The index of the argument called `name`, or -1. */
+ATTN_API int64_t attn_kernel_arg_index(const attn_kernel *kernel,
+                                       const char *name);
+
+/* Checks `args` (one per kernel argument, in order) without running:
+ * count, NULL data, dtype, rank, fixed sizes, agreement of each size name
+ * across arguments, dense strides, Halide's int32 extent/stride limits,
+ * alignment of data to the element size, outputs overlapping other
+ * arguments. Messages name the argument and what was expected, e.g.
+ * "argument 'v': dimension 2 (Lk) is 7 but 'k' has Lk = 5". */
+ATTN_API attn_status attn_kernel_check(const attn_kernel *kernel,
+                                       const attn_tensor *args, size_t nargs,
+                                       char *err, size_t errlen);
+
+/* The value a size name takes for these (already checked) tensors, e.g. "Lk";
+ * ATTN_ERROR_ARGUMENT when no argument has a dimension of that name. */
+ATTN_API attn_status attn_kernel_size(const attn_kernel *kernel,
+                                      const attn_tensor *args, size_t nargs,
+                                      const char *size_name, int64_t *value);
+
+/* attn_kernel_check, then runs the kernel. Safe to call concurrently on the
+ * same kernel from several threads (with distinct outputs). A Halide run-time
+ * error comes back as ATTN_ERROR_KERNEL with Halide's message. */
+ATTN_API attn_status attn_kernel_run(const attn_kernel *kernel,
+                                     const attn_tensor *args, size_t nargs,
+                                     char *err, size_t errlen);
+
+/* --- Threads -------------------------------------------------------------- */
+
+/* Sets the number of worker threads of the Halide thread pool(s) of every
+ * open library and of libraries opened later; 0 restores Halide's default
+ * (HL_NUM_THREADS or the number of cores). Returns the previous setting. */
+ATTN_API int attn_set_num_threads(int n);
+ATTN_API int attn_get_num_threads(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTN_RUNTIME_H */

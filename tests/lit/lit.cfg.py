@@ -1,0 +1,23 @@
+# lit configuration for attnc: one folder per pipeline stage.
+import os
+import lit.formats
+import lit.llvm
+
+lit.llvm.initialize(lit_config, config)
+from lit.llvm import llvm_config
+
+config.name = "attnc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".attn", ".mlir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnc_obj_root, "tests", "lit")
+
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%srcroot", config.attnc_src_root))
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(["attnc", "attnc-opt", "attnc-run"], [config.attnc_tools_dir])
