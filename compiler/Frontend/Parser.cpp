@@ -12,6 +12,8 @@
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/Suggest.h"
 
+#include <algorithm>
+
 namespace attnc {
 
 std::string describeToken(const Token &tok) {
@@ -429,12 +431,7 @@ const std::initializer_list<BinaryInfo> kComparisons = {
 } // namespace
 
 /// expr := orExpr
-ExprPtr Parser::parseExpr() {
-  if (!enterNesting(tok_))
-    return nullptr;
-  DepthScope scope{depth_};
-  return parseOr();
-}
+ExprPtr Parser::parseExpr() { return parseOr(); }
 
 /// orExpr := andExpr ('or' andExpr)*
 ExprPtr Parser::parseOr() {

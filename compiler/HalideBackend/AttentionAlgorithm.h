@@ -23,7 +23,6 @@ namespace attnc::halide_backend {
 /// kernel does not need stay undefined (`!f.defined()`).
 struct AlgorithmFuncs {
   std::string name;
-  AttentionConfig config;
 
   /// Every input, in contract order (config.arguments without the outputs).
   std::vector<Halide::ImageParam> inputs;
@@ -68,6 +67,10 @@ struct AlgorithmFuncs {
   /// Sizes as Halide expressions (constants when fixed).
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
 
+  /// What applySchedule chose, for `--emit=halide` (policy, tiles, loops).
+  std::string policyName;
+  std::vector<std::string> scheduleNotes;
+
   /// The pipeline of `outputs` (a fresh handle each call; Funcs are shared).
   Halide::Pipeline pipeline() const { return Halide::Pipeline(outputs); }
   /// The entry point's input arguments in contract order.
@@ -84,6 +87,6 @@ KeyInterval deriveKeyInterval(const KernelSpec &spec);
 
 /// Fills config.arguments, config.scale, config.interval from config.spec the
 /// way the dialect passes would (scale not folded into q). For tests and tools.
-AttentionConfig makeDefaultConfig(const KernelSpec &spec, const std::string &name);
+AttentionConfig makeDefaultConfig(KernelSpec spec, const std::string &name);
 
 } // namespace attnc::halide_backend

@@ -146,6 +146,17 @@ ATTN_API attn_status attn_kernel_size(const attn_kernel *kernel,
                                       const attn_tensor *args, size_t nargs,
                                       const char *size_name, int64_t *value);
 
+/* The shape of argument `index` (typically an output) implied by the input
+ * tensors of `args` (outputs in `args` are ignored and may be zeroed):
+ * fixed sizes and sizes named by some input. Writes rank values into
+ * `shape`. Fails when the inputs do not check or a size is not given by any
+ * input. Lets callers allocate outputs before attn_kernel_run. */
+ATTN_API attn_status attn_kernel_output_shape(const attn_kernel *kernel,
+                                              const attn_tensor *args,
+                                              size_t nargs, size_t index,
+                                              int64_t *shape, char *err,
+                                              size_t errlen);
+
 /* attn_kernel_check, then runs the kernel. Safe to call concurrently on the
  * same kernel from several threads (with distinct outputs). A Halide run-time
  * error comes back as ATTN_ERROR_KERNEL with Halide's message. */

@@ -1,0 +1,229 @@
+//===- BlasAttention.cpp - The OpenBLAS sgemm + softmax + sgemm baseline --===//
+//
+// A work item is a block of query rows whose Q rows are contiguous in memory:
+// a tile of one head, or (when Lq is small, as in decode) all query heads of
+// one key/value group, so a GQA group reads its K and V once. Each item does
+// S = scale Q K^T over the visible key range, softmax in place, O = S V, and
+// divides each output row by its sum.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/src/BlasAttention.h"
+
+#include "bench/src/VecMath.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <vector>
+
+extern "C" char *openblas_get_corename(void);
+
+namespace attnc_bench {
+
+static constexpr int64_t kTileRows = 256;
+
+void blasUseOneThreadPerCall() { openblas_set_num_threads(1); }
+
+std::string blasDescription() {
+  std::string d = openblas_get_config();
+  d += "; core ";
+  d += openblas_get_corename();
+  return d;
+}
+
+namespace {
+struct Item {
+  int64_t b, g, h0, h1, i0, i1;
+};
+
+// Softmax of row[0, kn) for query i whose keys [lo, hi) lie in [k0, k0 + kn);
+// returns the factor the output row must be multiplied with.
+float softmaxRow(float *row, int64_t kn, int64_t k0, int64_t lo, int64_t hi) {
+  if (hi <= lo) {
+    std::fill(row, row + kn, 0.f);
+    return 0.f;
+  }
+  std::fill(row, row + (lo - k0), 0.f);
+  std::fill(row + (hi - k0), row + kn, 0.f);
+  float *vis = row + (lo - k0);
+  float m = vecMax(vis, hi - lo);
+  float sum = vecExpShiftSum(vis, hi - lo, m);
+  return 1.f / sum;
+}
+} // namespace
+
+struct BlasAttention::Impl {
+  const Config &c;
+  ThreadPool &pool;
+  std::vector<Item> items;
+  std::vector<std::vector<float>> scores, scratch; // per thread
+  std::vector<float> Q, K, V, A;                   // projection buffers
+
+  Impl(const Config &config, ThreadPool &p) : c(config), pool(p) {
+    int threads = pool.size();
+    scores.resize(threads);
+    scratch.resize(threads);
+    if (c.kind == Kind::Sdpa) {
+      int64_t r = c.H / c.G;
+      int64_t maxRows = 0;
+      for (int64_t b = 0; b < c.B; ++b) {
+        if (c.Lq <= kTileRows) {
+          for (int64_t g = 0; g < c.G; ++g)
+            items.push_back({b, g, g * r, g * r + r, 0, c.Lq});
+          maxRows = r * c.Lq;
+        } else {
+          for (int64_t h = 0; h < c.H; ++h)
+            for (int64_t i0 = 0; i0 < c.Lq; i0 += kTileRows)
+              items.push_back({b, h / r, h, h + 1, i0, std::min(c.Lq, i0 + kTileRows)});
+          maxRows = kTileRows;
+        }
+      }
+      for (auto &s : scores)
+        s.resize(maxRows * c.Lk + maxRows);
+    } else if (c.kind == Kind::Additive) {
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t h = 0; h < c.H; ++h)
+          items.push_back({b, h / (c.H / c.G), h, h + 1, 0, c.Lq});
+      for (int t = 0; t < threads; ++t) {
+        scores[t].resize(c.Lq * c.Lk + c.Lq);
+        scratch[t].resize(c.Lk * c.hidden + c.Lq * c.hidden + c.hidden);
+      }
+    } else {
+      Q.resize(c.B * c.Lq * c.H * c.D);
+      K.resize(c.B * c.Lk * c.G * c.D);
+      V.resize(c.B * c.Lk * c.G * c.Dv);
+      A.resize(c.B * c.Lq * c.H * c.Dv);
+      for (auto &s : scores)
+        s.resize(c.Lq * c.Lk + c.Lq);
+    }
+  }
+
+  void sdpaItem(const Item &it, const float *q, const float *k, const float *v,
+                float *out, std::vector<float> &ws) {
+    const int64_t rowsPerHead = it.i1 - it.i0;
+    const int64_t M = (it.h1 - it.h0) * rowsPerHead;
+    int64_t k0, k1, lo, hi;
+    c.visibleRange(it.i0, k0, hi);
+    c.visibleRange(it.i1 - 1, lo, k1);
+    float *optr = out + ((it.b * c.H + it.h0) * c.Lq + it.i0) * c.Dv;
+    if (k1 <= k0) {
+      std::fill(optr, optr + M * c.Dv, 0.f);
+      return;
+    }
+    const int64_t kn = k1 - k0;
+    float *S = ws.data(), *inv = ws.data() + M * kn;
+    const float *qptr = q + ((it.b * c.H + it.h0) * c.Lq + it.i0) * c.D;
+    const float *kptr = k + ((it.b * c.G + it.g) * c.Lk + k0) * c.D;
+    const float *vptr = v + ((it.b * c.G + it.g) * c.Lk + k0) * c.Dv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, kn, c.D, c.scale(),
+                qptr, c.D, kptr, c.D, 0.f, S, kn);
+    for (int64_t m = 0; m < M; ++m) {
+      c.visibleRange(it.i0 + m % rowsPerHead, lo, hi);
+      inv[m] = softmaxRow(S + m * kn, kn, k0, lo, hi);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, kn, 1.f, S,
+                kn, vptr, c.Dv, 0.f, optr, c.Dv);
+    for (int64_t m = 0; m < M; ++m)
+      cblas_sscal(c.Dv, inv[m], optr + m * c.Dv, 1);
+  }
+
+  void additiveItem(const Item &it, const std::vector<Tensor> &in, float *out,
+                    std::vector<float> &ws, std::vector<float> &scr) {
+    const int64_t N = c.hidden, Dk = c.keyDim(), bh = it.b * c.H + it.h0;
+    const float *qb = in[0].data.data() + bh * c.Lq * c.D;
+    const float *kb = in[1].data.data() + (it.b * c.G + it.g) * c.Lk * Dk;
+    const float *vb = in[2].data.data() + (it.b * c.G + it.g) * c.Lk * c.Dv;
+    const float *wq = in[3].data.data(), *wk = in[4].data.data(),
+                *wv = in[5].data.data();
+    float *Kp = scr.data(), *Qp = Kp + c.Lk * N, *t = Qp + c.Lq * N;
+    float *S = ws.data(), *inv = ws.data() + c.Lq * c.Lk;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c.Lk, N, Dk, 1.f, kb,
+                Dk, wk, Dk, 0.f, Kp, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c.Lq, N, c.D, 1.f, qb,
+                c.D, wq, c.D, 0.f, Qp, N);
+    for (int64_t i = 0; i < c.Lq; ++i) {
+      int64_t lo, hi;
+      c.visibleRange(i, lo, hi);
+      float *row = S + i * c.Lk;
+      for (int64_t j = lo; j < hi; ++j) {
+        const float *kp = Kp + j * N, *qp = Qp + i * N;
+        for (int64_t u = 0; u < N; ++u)
+          t[u] = qp[u] + kp[u];
+        vecTanh(t, N);
+        row[j] = c.scale() * vecDot(wv, t, N);
+      }
+      inv[i] = softmaxRow(row, c.Lk, 0, lo, hi);
+    }
+    float *optr = out + bh * c.Lq * c.Dv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c.Lq, c.Dv, c.Lk,
+                1.f, S, c.Lk, vb, c.Dv, 0.f, optr, c.Dv);
+    for (int64_t i = 0; i < c.Lq; ++i)
+      cblas_sscal(c.Dv, inv[i], optr + i * c.Dv, 1);
+  }
+
+  void projection(const std::vector<Tensor> &in, float *out) {
+    const int64_t L = c.Lq, Mdl = c.modelDim, HD = c.H * c.D, GD = c.G * c.D,
+                  GDv = c.G * c.Dv, HDv = c.H * c.Dv, rows = c.B * L;
+    const float *x = in[0].data.data();
+    // Q, K, V: one item per head's column block of each projection.
+    pool.parallelFor(c.H + 2 * c.G, [&](int64_t item, int) {
+      const float *w;
+      float *y;
+      int64_t cols, width, col0;
+      if (item < c.H) {
+        w = in[1].data.data(), y = Q.data(), cols = HD, width = c.D, col0 = item * c.D;
+      } else if (item < c.H + c.G) {
+        w = in[2].data.data(), y = K.data(), cols = GD, width = c.D,
+        col0 = (item - c.H) * c.D;
+      } else {
+        w = in[3].data.data(), y = V.data(), cols = GDv, width = c.Dv,
+        col0 = (item - c.H - c.G) * c.Dv;
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, width, Mdl,
+                  1.f, x, Mdl, w + col0, cols, 0.f, y + col0, cols);
+    });
+    pool.parallelFor(c.B * c.H, [&](int64_t bh, int t) {
+      int64_t b = bh / c.H, h = bh % c.H, g = h / (c.H / c.G);
+      float *S = scores[t].data(), *inv = S + L * c.Lk;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, L, c.Lk, c.D,
+                  c.scale(), &Q[b * L * HD + h * c.D], HD, &K[b * c.Lk * GD + g * c.D],
+                  GD, 0.f, S, c.Lk);
+      for (int64_t i = 0; i < L; ++i) {
+        int64_t lo, hi;
+        c.visibleRange(i, lo, hi);
+        inv[i] = softmaxRow(S + i * c.Lk, c.Lk, 0, lo, hi);
+      }
+      float *a = &A[b * L * HDv + h * c.Dv];
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, c.Dv, c.Lk, 1.f,
+                  S, c.Lk, &V[b * c.Lk * GDv + g * c.Dv], GDv, 0.f, a, HDv);
+      for (int64_t i = 0; i < L; ++i)
+        cblas_sscal(c.Dv, inv[i], a + i * HDv, 1);
+    });
+    const int64_t block = 64;
+    pool.parallelFor((rows + block - 1) / block, [&](int64_t blk, int) {
+      int64_t r0 = blk * block, n = std::min(block, rows - r0);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, Mdl, HDv, 1.f,
+                  &A[r0 * HDv], HDv, in[4].data.data(), Mdl, 0.f, out + r0 * Mdl,
+                  Mdl);
+    });
+  }
+};
+
+BlasAttention::BlasAttention(const Config &config, ThreadPool &pool)
+    : impl(new Impl(config, pool)) {}
+BlasAttention::~BlasAttention() = default;
+
+void BlasAttention::run(const std::vector<Tensor> &in, float *out) {
+  Impl &m = *impl;
+  if (m.c.kind == Kind::Projection)
+    return m.projection(in, out);
+  m.pool.parallelFor(int64_t(m.items.size()), [&](int64_t n, int t) {
+    if (m.c.kind == Kind::Sdpa)
+      m.sdpaItem(m.items[n], in[0].data.data(), in[1].data.data(),
+                 in[2].data.data(), out, m.scores[t]);
+    else
+      m.additiveItem(m.items[n], in, out, m.scores[t], m.scratch[t]);
+  });
+}
+
+} // namespace attnc_bench

@@ -1,0 +1,27 @@
+//===- Timing.h - Warm-up, repetitions and the median ------------*- C++ -*-===//
+//
+// Every implementation is timed the same way: warm-up runs first (at least
+// one, more while they take under 0.2 s in total), then at least 5 timed runs,
+// more for short kernels (about 1 s of runs, at most 101); the median is the
+// result, the minimum and maximum show the spread.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace attnc_bench {
+
+struct Timing {
+  double median = 0, min = 0, max = 0; // seconds
+  int runs = 0;
+  int warmups = 0;
+};
+
+Timing timeIt(const std::function<void()> &fn, int minRuns = 5,
+              double targetSeconds = 1.0);
+
+double nowSeconds();
+
+} // namespace attnc_bench

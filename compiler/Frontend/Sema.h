@@ -1,0 +1,31 @@
+//===- Sema.h - From parsed kernels to checked KernelSpecs --------*- C++ -*-===//
+//
+// Resolves the raw fields of a KernelAST into a KernelSpec (LANGUAGE.md
+// sections 2-5): every default applied, every accepted form recognised, every
+// constraint checked with a located error that lists the accepted forms.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Frontend/AST.h"
+#include "compiler/Frontend/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+/// Every field of LANGUAGE.md section 3, in resolution order.
+const std::vector<std::string> &knownFieldNames();
+
+/// The accepted forms of `field`, as messages list them ("bhsd, bshd").
+const char *acceptedForms(const std::string &field);
+
+/// Resolves one kernel. Each field in `overrides` replaces the kernel's own
+/// field of that name (-D on the command line). Returns nullopt after errors.
+std::optional<KernelSpec> analyzeKernel(const KernelAST &kernel,
+                                        const std::vector<const FieldAST *> &overrides,
+                                        DiagnosticEngine &diag);
+
+} // namespace attnc

@@ -1,0 +1,67 @@
+//===- AlgorithmParts.h - Pieces shared by the algorithm's files -*- C++ -*-===//
+//
+// Internal to the Halide back end: the score table (ScoreFunctions.cpp), the
+// mask terms (Masks.cpp) and the numeric helpers they share with
+// AttentionAlgorithm.cpp. Each score kind and each mask kind has its meaning
+// in exactly one function of those files.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/HalideBackend/AttentionAlgorithm.h"
+
+#include <functional>
+
+namespace attnc::halide_backend {
+
+/// Masked scores hold this finite sentinel: Halide compiles with fast-math
+/// flags, so -inf and comparisons against it are not reliable.
+constexpr float kMaskedScore = -1e30f;
+constexpr float kMaskedThreshold = -5e29f;
+
+/// exp with the argument clamped to where fast_exp is accurate.
+Halide::Expr clampedExp(const Halide::Expr &x);
+/// A vectorizable tanh built on fast_exp (abs. error ~1e-7).
+Halide::Expr approxTanh(const Halide::Expr &x);
+/// A float -inf that survives constant folding.
+Halide::Expr negInfinity();
+
+using ParamLookup = std::function<Halide::ImageParam(const std::string &)>;
+
+struct ScoreInputs {
+  AlgorithmFuncs &f;
+  const AttentionConfig &config;
+  ParamLookup param;
+};
+
+/// Defines f.qs, f.qHoist, f.kHoist and f.rd for the config's score kind.
+void defineScoreInputs(ScoreInputs &in);
+
+/// Defines `qk(j, i, h, b)`: the score's reduction (dot product, or the
+/// additive MLP's sum over hidden units).
+void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Halide::Func qk);
+
+struct ScoreParts {
+  Halide::Expr score; // scaled, soft-capped, biased
+};
+
+/// Applies the custom score, scale, softcap and bias to the raw reduction.
+ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
+                       const Halide::Expr &raw);
+
+struct MaskInputs {
+  AlgorithmFuncs &f;
+  const AttentionConfig &config;
+  ParamLookup param;
+};
+
+struct MaskParts {
+  Halide::Expr visible;      // per (i, j) of `env`, ANDed over the terms
+  Halide::Expr blockVisible; // conservative per (qt, kb, b); undefined when every block counts
+};
+
+/// The visibility of key env.j for query env.i, and which key blocks of a
+/// query tile can hold a visible key (used to skip whole blocks).
+MaskParts buildMask(MaskInputs &in, const ExprEnv &env);
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,503 @@
+//===- AttentionAlgorithm.cpp - The Halide algorithm of one kernel --------===//
+//
+// Builds the Funcs of one attention kernel (see AttentionAlgorithm.h): input
+// parameters with dense-layout constraints and estimates, layout / projection
+// accessors, the score (ScoreFunctions.cpp) and mask (Masks.cpp) expressions,
+// the online-softmax recurrence over key blocks, and the outputs. Only the
+// algorithm lives here; schedules are chosen in Schedules.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/AttentionAlgorithm.h"
+#include "compiler/HalideBackend/AlgorithmParts.h"
+#include "compiler/HalideBackend/BackendError.h"
+
+#include <cstring>
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+std::vector<Argument> AlgorithmFuncs::arguments() const {
+  std::vector<Argument> args;
+  for (const ImageParam &p : inputs)
+    args.push_back(p);
+  return args;
+}
+
+Expr clampedExp(const Expr &x) {
+  // fast_exp returns nonsense below about -87; -80 still underflows to ~1e-35.
+  return fast_exp(max(x, -80.0f));
+}
+
+Expr approxTanh(const Expr &x) {
+  // tanh(x) = 1 - 2 / (exp(2x) + 1), with a vectorizable exp; the clamp keeps
+  // exp(2x) finite (tanh is +-1 to float precision there).
+  Expr e = fast_exp(clamp(2.0f * x, -80.0f, 80.0f));
+  return 1.0f - 2.0f / (e + 1.0f);
+}
+
+Expr negInfinity() {
+  return reinterpret(Float(32), cast<uint32_t>(Expr(0xff800000u)));
+}
+
+static Type halideType(ElemType type) {
+  switch (type) {
+  case ElemType::F32:
+    return Float(32);
+  case ElemType::I32:
+    return Int(32);
+  case ElemType::U8:
+    return UInt(8);
+  }
+  return Float(32);
+}
+
+namespace {
+
+/// Builds every Func of one kernel into `f`; one method per part.
+class AlgorithmBuilder {
+public:
+  AlgorithmBuilder(const AttentionConfig &config, AlgorithmFuncs &f)
+      : config(config), spec(config.spec), f(f) {}
+
+  void build() {
+    chooseTiles();
+    makeParams();
+    makeSizes();
+    constrainParams();
+    makeInputs();
+    makeScoreInputs();
+    makeBlocks();
+    makeState();
+    makeOutputs();
+  }
+
+private:
+  const AttentionConfig &config;
+  const KernelSpec &spec;
+  AlgorithmFuncs &f;
+  std::map<std::string, ImageParam> params;
+  std::map<std::string, const ArgSpec *> argByName;
+
+  ImageParam &param(const std::string &name) {
+    auto it = params.find(name);
+    if (it == params.end())
+      throw BackendError("kernel '" + config.name + "': missing argument '" + name +
+                         "' in the argument list");
+    return it->second;
+  }
+  bool hasParam(const std::string &name) const { return params.count(name) != 0; }
+
+  void chooseTiles() {
+    SizeTable sizes = sizesOf(spec);
+    // Query tiles of 32 rows feed a 2 x 16-lane register block; a short fixed
+    // Lq (decode) gets a tile of its own size so no row is computed in vain.
+    f.tileQ = 32;
+    if (sizes.Lq > 0 && sizes.Lq < 32)
+      f.tileQ = (int)sizes.Lq;
+    f.blockK = 64;
+    if (sizes.Lk > 0 && sizes.Lk < 64)
+      f.blockK = (int)sizes.Lk;
+  }
+
+  void makeParams() {
+    for (const ArgSpec &arg : config.arguments) {
+      argByName[arg.name] = &arg;
+      if (arg.isOutput)
+        continue;
+      ImageParam p(halideType(arg.type), (int)arg.shape.size(), arg.name);
+      params.emplace(arg.name, p);
+      f.inputs.push_back(p);
+    }
+    if (config.arguments.empty())
+      throw BackendError("kernel '" + config.name + "' has an empty argument list");
+  }
+
+  /// The Halide dimension of logical dimension `k` of a rank-`rank` tensor.
+  static int hdim(size_t rank, size_t k) { return (int)(rank - 1 - k); }
+
+  /// The extent of the first input dimension named `name`, or undefined.
+  Expr extentOf(const std::string &name) {
+    for (const ArgSpec &arg : config.arguments) {
+      if (arg.isOutput)
+        continue;
+      for (size_t k = 0; k < arg.shape.size(); ++k)
+        if (arg.shape[k].name == name)
+          return param(arg.name).dim(hdim(arg.shape.size(), k)).extent();
+    }
+    return Expr();
+  }
+
+  void makeSizes() {
+    SizeTable sizes = sizesOf(spec);
+    auto size = [&](const char *name, int64_t fixed) -> Expr {
+      if (fixed > 0)
+        return Expr((int32_t)fixed);
+      Expr e = extentOf(name);
+      if (!e.defined())
+        throw BackendError("kernel '" + config.name + "': no argument carries size " + name);
+      return e;
+    };
+    f.B = size("B", sizes.B);
+    f.H = Expr((int32_t)sizes.H);
+    f.G = Expr((int32_t)sizes.G);
+    f.D = Expr((int32_t)sizes.D);
+    f.Dk = Expr((int32_t)(sizes.Dk ? sizes.Dk : sizes.D));
+    f.Dv = Expr((int32_t)(sizes.Dv ? sizes.Dv : sizes.D));
+    f.Lq = size("Lq", sizes.Lq);
+    bool lkTied = spec.seqK.kind == SizeSpec::SameAsSeqQ ||
+                  spec.project == ProjectKind::SelfQKV ||
+                  spec.project == ProjectKind::SelfQKVOut;
+    f.Lk = lkTied ? f.Lq : size("Lk", sizes.Lk);
+    if (sizes.H <= 0 || sizes.G <= 0 || sizes.H % sizes.G != 0)
+      throw BackendError("kernel '" + config.name + "': heads must be a multiple of kv_heads");
+    if (sizes.D <= 0)
+      throw BackendError("kernel '" + config.name + "': head_dim must be positive");
+  }
+
+  Expr namedSize(const std::string &name) {
+    if (name == "B") return f.B;
+    if (name == "H") return f.H;
+    if (name == "G") return f.G;
+    if (name == "Lq") return f.Lq;
+    if (name == "Lk") return f.Lk;
+    if (name == "D") return f.D;
+    if (name == "Dk") return f.Dk;
+    if (name == "Dv") return f.Dv;
+    return Expr();
+  }
+
+  static int estimateOf(const ArgDim &dim) {
+    if (dim.value > 0)
+      return (int)dim.value;
+    if (dim.name == "B")
+      return 1;
+    if (dim.name == "Lq" || dim.name == "Lk")
+      return 1024;
+    return 16;
+  }
+
+  /// Dense row-major strides, min 0, fixed or shared extents, estimates.
+  template <typename DimFn>
+  void constrainDims(const ArgSpec &arg, DimFn dimOf, bool isDefiningParam) {
+    size_t rank = arg.shape.size();
+    for (size_t k = 0; k < rank; ++k) {
+      int hd = hdim(rank, k);
+      const ArgDim &ad = arg.shape[k];
+      Dimension dim = dimOf(hd);
+      dim.set_min(0);
+      if (ad.value > 0) {
+        dim.set_extent((int32_t)ad.value);
+      } else if (!ad.name.empty()) {
+        Expr e = namedSize(ad.name);
+        // The first input carrying a size defines it; others must agree.
+        if (e.defined() && !(isDefiningParam && e.same_as(extentOf(ad.name))))
+          dim.set_extent(e);
+      }
+      if (hd == 0)
+        dim.set_stride(1);
+      else
+        dim.set_stride(dimOf(hd - 1).extent() * dimOf(hd - 1).stride());
+      dim.set_estimate(0, estimateOf(ad));
+    }
+  }
+
+  void constrainParams() {
+    for (const ArgSpec &arg : config.arguments) {
+      if (arg.isOutput)
+        continue;
+      ImageParam p = param(arg.name);
+      constrainDims(arg, [&](int k) { return p.dim(k); }, true);
+    }
+  }
+
+  //--- Inputs in canonical order (d, row, head, b), rows clamped ------------//
+
+  Expr clampRow(const Expr &r, const Expr &extent) { return clamp(r, 0, extent - 1); }
+
+  /// x (+ sinusoidal positions) as (m, t, b).
+  Func positioned(const std::string &name) {
+    ImageParam x = param(name);
+    Func xp(name + "_pos");
+    if (spec.positional == PositionalKind::Sinusoidal) {
+      Expr M = Expr((int32_t)spec.modelDim);
+      Expr even = f.m - f.m % 2;
+      Expr angle = cast<float>(f.i) /
+                   Halide::pow(10000.0f, cast<float>(even) / cast<float>(M));
+      xp(f.m, f.i, f.b) = x(f.m, f.i, f.b) + select(f.m % 2 == 0, sin(angle), cos(angle));
+    } else {
+      xp(f.m, f.i, f.b) = x(f.m, f.i, f.b);
+    }
+    f.precomputed.push_back(xp);
+    return xp;
+  }
+
+  /// x @ w (+ bias) for one head: (d, row, head, b).
+  Func project(Func x, const std::string &w, const std::string &bias, Expr width,
+               const std::string &name) {
+    RDom r(0, (int32_t)spec.modelDim, name + "_r");
+    Func p(name);
+    Expr c = f.h * width + f.d;
+    p(f.d, f.i, f.h, f.b) = 0.0f;
+    p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * param(w)(c, r);
+    Func biased(name + "_b");
+    if (spec.projBias)
+      biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + param(bias)(c);
+    else
+      biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b);
+    f.precomputed.push_back(biased);
+    return biased;
+  }
+
+  void makeInputs() {
+    bool bshd = spec.layout == Layout::BSHD;
+    Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lk);
+    switch (spec.project) {
+    case ProjectKind::None: {
+      ImageParam q = param("q"), k = param("k"), v = param("v");
+      f.qIn(f.d, f.i, f.h, f.b) = bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b);
+      f.kIn(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
+      f.vIn(f.d, f.j, f.g, f.b) = bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b);
+      break;
+    }
+    default: {
+      bool self = spec.project == ProjectKind::SelfQKV ||
+                  spec.project == ProjectKind::SelfQKVOut;
+      Func xq = positioned(self ? "x" : "x_q");
+      Func xkv = self ? xq : positioned("x_kv");
+      Func pq = project(xq, "w_q", "b_q", f.D, "q_proj");
+      Func pk = project(xkv, "w_k", "b_k", f.Dk, "k_proj");
+      Func pv = project(xkv, "w_v", "b_v", f.Dv, "v_proj");
+      f.qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
+      f.kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
+      f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
+      break;
+    }
+    }
+  }
+
+  void makeScoreInputs() {
+    ScoreInputs in{f, config, [this](const std::string &n) { return param(n); }};
+    defineScoreInputs(in);
+  }
+
+  //--- Blocks ----------------------------------------------------------------//
+
+  ExprEnv makeEnv(const Expr &i, const Expr &j, const Expr &h, const Expr &b) {
+    ExprEnv env;
+    env.b = b;
+    env.h = h;
+    env.i = i;
+    env.j = j;
+    env.g = h / (f.H / f.G);
+    env.ip = i + (f.Lk - f.Lq);
+    env.B = f.B;
+    env.H = f.H;
+    env.G = f.G;
+    env.Lq = f.Lq;
+    env.Lk = f.Lk;
+    env.D = f.D;
+    env.Dv = f.Dv;
+    for (const InputAST &input : spec.inputs) {
+      ImageParam p = param(input.name);
+      const ArgSpec &arg = *argByName.at(input.name);
+      size_t rank = arg.shape.size();
+      std::vector<Var> vars;
+      std::vector<Expr> extents(rank), access(rank);
+      for (size_t k = 0; k < rank; ++k) {
+        vars.push_back(Var("x" + std::to_string(k)));
+        extents[k] = p.dim(hdim(rank, k)).extent();
+      }
+      for (size_t k = 0; k < rank; ++k)
+        access[hdim(rank, k)] = clamp(vars[k], 0, extents[k] - 1);
+      Func clamped(input.name + "_clamped");
+      if (rank == 0)
+        clamped() = p();
+      else
+        clamped(vars) = p(access);
+      env.inputs[input.name] = clamped;
+      env.inputExtents[input.name] = extents;
+    }
+    return env;
+  }
+
+  MaskParts masksFor(const ExprEnv &env) {
+    MaskInputs in{f, config, [this](const std::string &n) { return param(n); }};
+    return buildMask(in, env);
+  }
+
+  void makeBlocks() {
+    Expr iA = f.qt * f.tileQ + f.ii;
+    Expr jA = f.kb * f.blockK + f.jj;
+    Expr g = f.h / (f.H / f.G);
+    f.rj = RDom(0, f.blockK, "rj");
+
+    defineScoreReduction(f, config, f.qk);
+    ExprEnv env = makeEnv(iA, jA, f.h, f.b);
+    ScoreParts parts = finishScore(f, config, env, f.qk(jA, iA, f.h, f.b));
+    MaskParts mask = masksFor(env);
+    Expr visible = jA < f.Lk && mask.visible;
+    f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
+
+    Expr bs = f.blockScore(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
+    f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = kMaskedScore;
+    f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = max(f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), bs);
+
+    // Masked keys carry the sentinel; their probability is exactly 0.
+    Expr s = f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b);
+    f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) =
+        select(s > kMaskedThreshold,
+               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b)), 0.0f);
+
+    Expr p = f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
+    f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
+    f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) += p;
+    f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
+    f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
+        p * f.vIn(f.d, f.kb * f.blockK + f.rj, g, f.b);
+
+    keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
+  }
+
+  Expr keyBlockPredicate;
+
+  void makeState() {
+    Expr nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
+    f.rk = RDom(0, nBlocks, "rk");
+    if (keyBlockPredicate.defined()) {
+      Expr pred = substitute(f.kb.name(), Expr(f.rk.x), keyBlockPredicate);
+      f.rk.where(pred);
+    }
+    Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b;
+    f.state(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
+    Expr mOld = f.state(d, ii, qt, h, b)[0];
+    Expr lOld = f.state(d, ii, qt, h, b)[1];
+    Expr accOld = f.state(d, ii, qt, h, b)[2];
+    Expr mBlock = f.blockMax(ii, qt, f.rk, h, b);
+    Expr mNew = max(mOld, mBlock);
+    Expr alpha = clampedExp(mOld - mNew); // rescales what was summed so far
+    Expr beta = clampedExp(mBlock - mNew); // rescales this block's sums
+    f.state(d, ii, qt, h, b) =
+        Tuple(mNew, lOld * alpha + f.blockSum(ii, qt, f.rk, h, b) * beta,
+              accOld * alpha + f.blockPV(d, ii, qt, f.rk, h, b) * beta);
+  }
+
+  //--- Outputs ---------------------------------------------------------------//
+
+  const ArgSpec &outputArg(const std::string &name) {
+    auto it = argByName.find(name);
+    if (it == argByName.end() || !it->second->isOutput)
+      throw BackendError("kernel '" + config.name + "': missing output '" + name + "'");
+    return *it->second;
+  }
+
+  void constrainOutput(Func out, const std::string &name) {
+    const ArgSpec &arg = outputArg(name);
+    if ((int)arg.shape.size() != out.dimensions())
+      throw BackendError("kernel '" + config.name + "': output '" + name +
+                         "' has rank " + std::to_string(arg.shape.size()) +
+                         ", the algorithm produces rank " + std::to_string(out.dimensions()));
+    OutputImageParam buf = out.output_buffer();
+    constrainDims(arg, [&](int k) { return buf.dim(k); }, false);
+    Region estimates;
+    for (size_t k = arg.shape.size(); k-- > 0;)
+      estimates.push_back(Range(0, estimateOf(arg.shape[k])));
+    out.set_estimates(estimates);
+    f.outputs.push_back(out);
+  }
+
+  void makeOutputs() {
+    Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
+    Tuple st = f.state(d, i % f.tileQ, i / f.tileQ, h, b);
+    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
+
+    bool outProj = spec.project == ProjectKind::QKVOut ||
+                   spec.project == ProjectKind::SelfQKVOut;
+    if (outProj) {
+      RDom r(0, f.Dv, 0, f.H, "ro");
+      Func proj("out_proj");
+      proj(f.m, i, b) = 0.0f;
+      proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * param("w_o")(f.m, r.y * f.Dv + r.x);
+      f.out(f.m, i, b) = spec.projBias ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
+      f.precomputed.push_back(proj);
+    } else if (spec.layout == Layout::BSHD) {
+      f.out(d, h, i, b) = f.attn(d, i, h, b);
+    } else {
+      f.out(d, i, h, b) = f.attn(d, i, h, b);
+    }
+    constrainOutput(f.out, "out");
+
+    Tuple st0 = f.state(0, i % f.tileQ, i / f.tileQ, h, b);
+    if (spec.outputWeights) {
+      defineScoreReduction(f, config, f.qkWeights);
+      ExprEnv env = makeEnv(i, j, h, b);
+      ScoreParts parts = finishScore(f, config, env, f.qkWeights(j, i, h, b));
+      MaskParts mask = masksFor(env);
+      Expr visible = mask.visible && st0[1] > 0.0f;
+      f.weights(j, i, h, b) =
+          select(visible, clampedExp(parts.score - st0[0]) / st0[1], 0.0f);
+      constrainOutput(f.weights, "weights");
+    }
+    if (spec.outputLse) {
+      f.lse(i, h, b) = select(st0[1] > 0.0f, st0[0] + log(st0[1]), negInfinity());
+      constrainOutput(f.lse, "lse");
+    }
+  }
+};
+
+} // namespace
+
+AlgorithmFuncs buildAlgorithm(const AttentionConfig &config) {
+  AlgorithmFuncs funcs;
+  funcs.name = config.name;
+  try {
+    AlgorithmBuilder(config, funcs).build();
+  } catch (const BackendError &) {
+    throw;
+  } catch (const Halide::Error &e) {
+    throw BackendError("kernel '" + config.name + "': Halide rejected the algorithm: " +
+                       e.what());
+  }
+  return funcs;
+}
+
+KeyInterval deriveKeyInterval(const KernelSpec &spec) {
+  KeyInterval interval;
+  for (const MaskTerm &term : spec.masks) {
+    switch (term.kind) {
+    case MaskKind::Causal:
+      interval.hi = {KeyBound::RelativeToIp, 1};
+      break;
+    case MaskKind::Window:
+      interval.hi = {KeyBound::RelativeToIp, 1};
+      interval.lo = {KeyBound::RelativeToIp, 1 - term.window};
+      break;
+    case MaskKind::ValidLen:
+      if (interval.hi.kind == KeyBound::None)
+        interval.hi = {KeyBound::ValidLen, 0};
+      break;
+    default:
+      break;
+    }
+  }
+  return interval;
+}
+
+AttentionConfig makeDefaultConfig(KernelSpec spec, const std::string &name) {
+  AttentionConfig config;
+  config.name = name;
+  if (!spec.keyDim)
+    spec.keyDim = spec.headDim;
+  if (!spec.valueDim)
+    spec.valueDim = spec.headDim;
+  config.spec = std::move(spec);
+  config.arguments = kernelArguments(config.spec);
+  config.scale = config.spec.scale;
+  config.interval = deriveKeyInterval(config.spec);
+  for (const MaskTerm &t : config.spec.masks)
+    if (t.kind == MaskKind::Input || t.kind == MaskKind::Custom)
+      config.maskNeedsElementTest = true;
+  return config;
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,93 @@
+//===- Masks.cpp - Which keys a query sees --------------------------------===//
+//
+// LANGUAGE.md section 5's masks in Halide: each term's element test (ANDed),
+// and, for interval terms (causal, window, valid_len and the interval handed
+// down by attn-analyze-mask), a conservative test of whether a key block can
+// hold any visible key of a query tile, so the key-block loop skips it.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/AlgorithmParts.h"
+#include "compiler/HalideBackend/BackendError.h"
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+namespace {
+/// The key and query-position ranges of one (query tile, key block) pair.
+struct BlockRange {
+  Expr jMin, jMax, ipMin, ipMax;
+};
+
+void andWith(Expr &acc, const Expr &term) { acc = acc.defined() ? (acc && term) : term; }
+
+Expr boundValue(const KeyBound &bound, const Expr &ip, const Expr &validLen) {
+  Expr off = Expr((int32_t)bound.offset);
+  return bound.kind == KeyBound::RelativeToIp ? ip + off : validLen + off;
+}
+} // namespace
+
+MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
+  AlgorithmFuncs &f = in.f;
+  const AttentionConfig &config = in.config;
+  Expr visible = const_true();
+  Expr blockVisible;
+  BlockRange r;
+  Expr off = f.Lk - f.Lq;
+  r.jMin = f.kb * f.blockK;
+  r.jMax = r.jMin + (f.blockK - 1);
+  r.ipMin = f.qt * f.tileQ + off;
+  r.ipMax = r.ipMin + (f.tileQ - 1);
+
+  Expr validLenB, validLenEnv;
+  bool hasValidLen = config.spec.hasMask(MaskKind::ValidLen) ||
+                     config.interval.lo.kind == KeyBound::ValidLen ||
+                     config.interval.hi.kind == KeyBound::ValidLen;
+  if (hasValidLen) {
+    ImageParam vl = in.param("valid_len");
+    validLenB = vl(f.b);
+    validLenEnv = vl(env.b);
+  }
+
+  size_t customIndex = 0;
+  for (const MaskTerm &term : config.spec.masks) {
+    switch (term.kind) {
+    case MaskKind::Causal:
+      visible = visible && env.j <= env.ip;
+      andWith(blockVisible, r.jMin <= r.ipMax);
+      break;
+    case MaskKind::Window: {
+      Expr w = Expr((int32_t)term.window);
+      visible = visible && env.j <= env.ip && env.j > env.ip - w;
+      andWith(blockVisible, r.jMin <= r.ipMax && r.jMax > r.ipMin - w);
+      break;
+    }
+    case MaskKind::ValidLen:
+      visible = visible && env.j < validLenEnv;
+      andWith(blockVisible, r.jMin < validLenB);
+      break;
+    case MaskKind::Input: {
+      ImageParam mask = in.param("mask"); // u8 [B, Lq, Lk]
+      Expr ci = clamp(env.i, 0, f.Lq - 1), cj = clamp(env.j, 0, f.Lk - 1);
+      visible = visible && mask(cj, ci, env.b) != cast<uint8_t>(0);
+      break;
+    }
+    case MaskKind::Custom:
+      if (customIndex >= config.customMasks.size() || !config.customMasks[customIndex])
+        throw BackendError("kernel '" + config.name +
+                           "': custom mask term without an expression builder");
+      visible = visible && config.customMasks[customIndex++](env);
+      break;
+    }
+  }
+
+  // The interval computed by the dialect passes can only narrow the blocks.
+  const KeyInterval &iv = config.interval;
+  if (iv.hi.kind != KeyBound::None)
+    andWith(blockVisible, r.jMin < boundValue(iv.hi, r.ipMax, validLenB));
+  if (iv.lo.kind != KeyBound::None)
+    andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
+  return {visible, blockVisible};
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,24 @@
+//===- Schedules.h - The schedules of the attention algorithm -*- C++ -*-===//
+//
+// A schedule is data chosen by name: `tuned` (the fused FlashAttention-style
+// schedule with register-blocked Q.K^T and P.V micro-kernels and key-block
+// skipping), `simple` (plain and obviously correct, for debugging) and `auto`
+// (Halide's Mullapudi2016 autoscheduler, loaded as a plugin).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/HalideBackend/AttentionAlgorithm.h"
+
+#include <Halide.h>
+
+namespace attnc::halide_backend {
+
+/// Schedules every Func of `funcs` for `target`; records what it chose in
+/// funcs.policyName / funcs.scheduleNotes. Throws BackendError on failure.
+void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
+                   SchedulePolicy policy, const Halide::Target &target);
+
+const char *toString(SchedulePolicy policy);
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,347 @@
+//===- KernelLibrary.cpp - A loaded attnc kernel library ------------------===//
+//
+// Loading trusts nothing the library says: the kernel list is bounded, names
+// must be C identifiers, the signature must decode and agree with Halide's
+// metadata argument by argument. Running maps each logical shape (outermost
+// first) onto Halide's dimension order (innermost first) with dense strides;
+// ArgCheck has already proved that every extent and stride fits in int32.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/KernelLibrary.h"
+
+#include "runtime/HalideHooks.h"
+
+#include <HalideRuntime.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace attnc::runtime {
+
+namespace {
+constexpr size_t kMaxKernels = 4096;
+constexpr size_t kMaxNameLength = 255;
+constexpr int32_t kMaxArguments = 4096;
+
+bool isIdentifier(const char *s, size_t length) {
+  if (length == 0 || length > kMaxNameLength)
+    return false;
+  for (size_t i = 0; i < length; ++i) {
+    char c = s[i];
+    bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (i > 0 && c >= '0' && c <= '9');
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+halide_type_t halideType(ElemType type) {
+  switch (type) {
+  case ElemType::F32:
+    return halide_type_t(halide_type_float, 32);
+  case ElemType::I32:
+    return halide_type_t(halide_type_int, 32);
+  case ElemType::U8:
+    return halide_type_t(halide_type_uint, 8);
+  }
+  return halide_type_t(halide_type_float, 32);
+}
+
+std::string typeText(const halide_type_t &t) {
+  const char *code = t.code == halide_type_int     ? "int"
+                     : t.code == halide_type_uint  ? "uint"
+                     : t.code == halide_type_float ? "float"
+                                                   : "handle";
+  return std::string(code) + std::to_string(t.bits) +
+         (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
+}
+
+/// The signature text: the brief allows `const char *NAME_attnc_signature`;
+/// a `const char NAME_attnc_signature[]` is accepted too. The text form is
+/// tried first: a pointer's bytes never decode as a signature line.
+bool readSignature(void *symbol, std::vector<ArgSpec> &args) {
+  const char *asArray = static_cast<const char *>(symbol);
+  size_t n = strnlen(asArray, 1 << 20);
+  if (n && n < (1 << 20) && decodeSignature(std::string(asArray, n), args) &&
+      !args.empty())
+    return true;
+  const char *asPointer = *static_cast<const char *const *>(symbol);
+  if (!asPointer)
+    return false;
+  n = strnlen(asPointer, 1 << 20);
+  return n < (1 << 20) && decodeSignature(std::string(asPointer, n), args);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+bool Kernel::bind(const halide_filter_metadata_t *md, std::string &error) {
+  std::string who = "kernel '" + name_ + "': ";
+  if (!md || md->num_arguments < 0 || md->num_arguments > kMaxArguments ||
+      (md->num_arguments > 0 && !md->arguments)) {
+    error = who + "malformed Halide metadata";
+    return false;
+  }
+  target_ = md->target ? md->target : "";
+  slotCount_ = md->num_arguments;
+  slots_.assign(args_.size(), -1);
+  std::vector<bool> used(size_t(slotCount_), false);
+  for (int32_t s = 0; s < slotCount_; ++s) {
+    const char *name = md->arguments[s].name;
+    if (name && std::strcmp(name, "__user_context") == 0) {
+      userContextSlot_ = s;
+      used[size_t(s)] = true;
+    }
+  }
+  for (size_t i = 0; i < args_.size(); ++i) {
+    for (int32_t s = 0; s < slotCount_; ++s) {
+      const char *name = md->arguments[s].name;
+      if (!used[size_t(s)] && name && args_[i].name == name) {
+        slots_[i] = s;
+        used[size_t(s)] = true;
+        break;
+      }
+    }
+  }
+  // Halide may rename an argument (a Func called differently from the
+  // contract name); fall back on position when the counts agree.
+  int32_t buffers = slotCount_ - (userContextSlot_ >= 0 ? 1 : 0);
+  bool allNamed = std::find(slots_.begin(), slots_.end(), -1) == slots_.end();
+  if (!allNamed) {
+    if (size_t(buffers) != args_.size()) {
+      std::string metaNames, sigNames;
+      for (int32_t s = 0; s < slotCount_; ++s)
+        metaNames += std::string(metaNames.empty() ? "" : ", ") +
+                     (md->arguments[s].name ? md->arguments[s].name : "?");
+      for (const ArgSpec &a : args_)
+        sigNames += (sigNames.empty() ? "" : ", ") + a.name;
+      error = who + "its Halide metadata has arguments (" + metaNames +
+              ") but its signature lists (" + sigNames + ")";
+      return false;
+    }
+    int32_t s = 0;
+    for (size_t i = 0; i < args_.size(); ++i, ++s) {
+      if (s == userContextSlot_)
+        ++s;
+      slots_[i] = s;
+    }
+  } else {
+    for (int32_t s = 0; s < slotCount_; ++s) {
+      if (!used[size_t(s)]) {
+        const char *name = md->arguments[s].name;
+        error = who + "its Halide metadata has an argument '" +
+                (name ? name : "?") + "' that its signature does not list";
+        return false;
+      }
+    }
+  }
+
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const ArgSpec &arg = args_[i];
+    const halide_filter_argument_t &m = md->arguments[slots_[i]];
+    int32_t kind = arg.isOutput ? halide_argument_kind_output_buffer
+                                : halide_argument_kind_input_buffer;
+    if (m.kind != kind) {
+      error = who + "argument '" + arg.name + "' is " +
+              (arg.isOutput ? "an output" : "an input") +
+              " in the signature but not in the Halide metadata";
+      return false;
+    }
+    if (m.dimensions != int32_t(arg.shape.size())) {
+      error = who + "argument '" + arg.name + "' has rank " +
+              std::to_string(arg.shape.size()) + " in the signature but " +
+              std::to_string(m.dimensions) + " in the Halide metadata";
+      return false;
+    }
+    halide_type_t want = halideType(arg.type);
+    if (!(m.type == want)) {
+      error = who + "argument '" + arg.name + "' is " + toString(arg.type) +
+              " in the signature but " + typeText(m.type) +
+              " in the Halide metadata";
+      return false;
+    }
+  }
+  return true;
+}
+
+void Kernel::buildInfos() {
+  // Built once the vectors are final: the infos point into args_' strings.
+  dims_.clear();
+  shapeTexts_.clear();
+  infos_.clear();
+  for (const ArgSpec &arg : args_) {
+    std::vector<attn_dim_info> dims;
+    for (const ArgDim &d : arg.shape)
+      dims.push_back({d.name.c_str(), d.value});
+    dims_.push_back(std::move(dims));
+    shapeTexts_.push_back(formatShape(arg));
+  }
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const ArgSpec &arg = args_[i];
+    infos_.push_back({arg.name.c_str(), arg.isOutput ? 1 : 0, toDtype(arg.type),
+                      int32_t(arg.shape.size()), dims_[i].data(),
+                      shapeTexts_[i].c_str()});
+  }
+}
+
+bool Kernel::check(const attn_tensor *tensors, size_t count,
+                   SizeBindings &sizes, std::string &error,
+                   const CheckOptions &options) const {
+  return checkArguments(name_, args_, tensors, count, sizes, error, options);
+}
+
+attn_status Kernel::run(const attn_tensor *tensors, size_t count,
+                        std::string &error) const {
+  SizeBindings sizes;
+  if (!check(tensors, count, sizes, error))
+    return ATTN_ERROR_ARGUMENT;
+
+  size_t totalRank = 0;
+  for (const ArgSpec &arg : args_)
+    totalRank += arg.shape.size();
+  std::vector<halide_dimension_t> dims(totalRank);
+  std::vector<halide_buffer_t> buffers(size_t(slotCount_));
+  std::vector<void *> argv(size_t(slotCount_), nullptr);
+  void *userContext = nullptr;
+  if (userContextSlot_ >= 0)
+    argv[size_t(userContextSlot_)] = &userContext;
+
+  size_t next = 0;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const attn_tensor &t = tensors[i];
+    int32_t rank = t.rank;
+    halide_buffer_t &buf = buffers[size_t(slots_[i])];
+    std::memset(&buf, 0, sizeof buf);
+    buf.host = static_cast<uint8_t *>(t.data);
+    buf.type = halideType(args_[i].type);
+    buf.dimensions = rank;
+    buf.dim = rank ? &dims[next] : nullptr;
+    // Halide's dimension 0 is the innermost (last logical) dimension.
+    int64_t stride = 1;
+    for (int32_t d = 0; d < rank; ++d) {
+      int64_t extent = t.shape[rank - 1 - d];
+      dims[next + size_t(d)] =
+          halide_dimension_t(0, int32_t(extent), int32_t(stride));
+      stride *= extent;
+    }
+    next += size_t(rank);
+    argv[size_t(slots_[i])] = &buf;
+  }
+
+  ErrorCapture capture;
+  int code = argv_(argv.data());
+  if (code != 0) {
+    std::string message = capture.message();
+    error = "kernel '" + name_ + "' failed: " +
+            (message.empty() ? "Halide error code " + std::to_string(code)
+                             : message);
+    return ATTN_ERROR_KERNEL;
+  }
+  return ATTN_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelLibrary
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<KernelLibrary> KernelLibrary::open(const std::string &path,
+                                                   std::string &error) {
+  if (path.empty()) {
+    error = "empty library path";
+    return nullptr;
+  }
+  // dlopen searches the library path for names without '/'; a user naming a
+  // file means that file.
+  std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
+  dlerror();
+  void *handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    error = "cannot load '" + path + "': " + (why ? why : "unknown error");
+    return nullptr;
+  }
+  std::unique_ptr<KernelLibrary> lib(new KernelLibrary);
+  lib->path_ = path;
+  lib->handle_ = handle;
+
+  auto names = static_cast<const char *const *>(dlsym(handle, "attnc_kernels"));
+  if (!names) {
+    error = "'" + path + "' is not an attnc kernel library (it has no "
+            "'attnc_kernels' list)";
+    return nullptr;
+  }
+  std::set<std::string> seen;
+  for (size_t k = 0; names[k]; ++k) {
+    std::string who = "'" + path + "': ";
+    if (k == kMaxKernels) {
+      error = who + "'attnc_kernels' is not NULL-terminated";
+      return nullptr;
+    }
+    size_t length = strnlen(names[k], kMaxNameLength + 1);
+    if (!isIdentifier(names[k], length)) {
+      error = who + "'attnc_kernels' entry " + std::to_string(k) +
+              " is not a kernel name";
+      return nullptr;
+    }
+    auto kernel = std::make_unique<Kernel>();
+    kernel->name_.assign(names[k], length);
+    const std::string &name = kernel->name_;
+    if (!seen.insert(name).second) {
+      error = who + "kernel '" + name + "' is listed twice";
+      return nullptr;
+    }
+    using MetadataFn = const halide_filter_metadata_t *(*)();
+    kernel->argv_ = reinterpret_cast<int (*)(void **)>(
+        dlsym(handle, (name + "_argv").c_str()));
+    auto metadata = reinterpret_cast<MetadataFn>(
+        dlsym(handle, (name + "_metadata").c_str()));
+    void *signature = dlsym(handle, (name + "_attnc_signature").c_str());
+    const char *missing = !kernel->argv_ ? "_argv"
+                          : !metadata    ? "_metadata"
+                          : !signature   ? "_attnc_signature"
+                                         : nullptr;
+    if (missing) {
+      error = who + "kernel '" + name + "' has no '" + name + missing + "'";
+      return nullptr;
+    }
+    if (!readSignature(signature, kernel->args_)) {
+      error = who + "kernel '" + name + "' has a malformed '" + name +
+              "_attnc_signature'";
+      return nullptr;
+    }
+    if (!kernel->bind(metadata(), error)) {
+      error = who + error;
+      return nullptr;
+    }
+    kernel->buildInfos();
+    lib->kernels_.push_back(std::move(kernel));
+  }
+  if (lib->kernels_.empty()) {
+    error = "'" + path + "' lists no kernels";
+    return nullptr;
+  }
+  attachHalideRuntime(handle);
+  return lib;
+}
+
+KernelLibrary::~KernelLibrary() {
+  if (handle_) {
+    detachHalideRuntime(handle_);
+    dlclose(handle_);
+  }
+}
+
+const Kernel *KernelLibrary::find(const std::string &name) const {
+  for (const auto &kernel : kernels_)
+    if (kernel->name() == name)
+      return kernel.get();
+  return nullptr;
+}
+
+} // namespace attnc::runtime

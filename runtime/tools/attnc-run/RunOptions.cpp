@@ -1,0 +1,139 @@
+//===- RunOptions.cpp - attnc-run's command line --------------------------===//
+//
+// Accepts `--opt VALUE` and `--opt=VALUE`. Argument names are only checked
+// for form here; whether the kernel has them is known after loading.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/tools/attnc-run/RunOptions.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace attnc::run {
+
+const char *runUsage() {
+  return "usage: attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ...\n"
+         "                 [--out ARG=FILE.npy ...] [--bench N] [--threads N]\n"
+         "       attnc-run LIB.so --list\n"
+         "\n"
+         "Runs a kernel of an attnc kernel library on .npy inputs and writes .npy\n"
+         "outputs (C-order little-endian <f4, <i4 or |u1). Outputs without --out are\n"
+         "computed and not written.\n"
+         "\n"
+         "  --kernel NAME      the kernel to run (optional when the library has one)\n"
+         "  --in ARG=FILE      an input argument from a .npy file\n"
+         "  --out ARG=FILE     write an output argument to a .npy file\n"
+         "  --bench N          time N runs; print the median and GFLOP/s\n"
+         "  --threads N        Halide worker threads (0 = default)\n"
+         "  --list             list the kernels and their arguments\n"
+         "  --help, --version\n";
+}
+
+namespace {
+bool parseCount(const std::string &option, const std::string &text, int min,
+                int &value, std::string &error) {
+  errno = 0;
+  char *end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < min ||
+      v > INT_MAX) {
+    error = option + " expects an integer >= " + std::to_string(min) +
+            ", got '" + text + "'";
+    return false;
+  }
+  value = int(v);
+  return true;
+}
+
+bool parseBinding(const std::string &option, const std::string &text,
+                  std::pair<std::string, std::string> &binding,
+                  std::string &error) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    error = option + " expects ARG=FILE.npy, got '" + text + "'";
+    return false;
+  }
+  binding = {text.substr(0, eq), text.substr(eq + 1)};
+  return true;
+}
+} // namespace
+
+bool parseRunOptions(int argc, const char *const *argv, RunOptions &options,
+                     std::string &error) {
+  std::set<std::string> named;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string option = arg, value;
+    bool hasValue = false;
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        option = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        hasValue = true;
+      }
+    }
+    auto takeValue = [&]() {
+      if (hasValue)
+        return true;
+      if (i + 1 >= argc) {
+        error = option + " expects a value";
+        return false;
+      }
+      value = argv[++i];
+      return true;
+    };
+
+    if (option == "--help" || option == "-h") {
+      options.help = true;
+    } else if (option == "--version") {
+      options.version = true;
+    } else if (option == "--list") {
+      options.list = true;
+    } else if (option == "--kernel") {
+      if (!takeValue())
+        return false;
+      if (value.empty()) {
+        error = "--kernel expects a kernel name";
+        return false;
+      }
+      options.kernel = value;
+    } else if (option == "--in" || option == "--out") {
+      if (!takeValue())
+        return false;
+      std::pair<std::string, std::string> binding;
+      if (!parseBinding(option, value, binding, error))
+        return false;
+      if (!named.insert(binding.first).second) {
+        error = "argument '" + binding.first + "' is given twice";
+        return false;
+      }
+      (option == "--in" ? options.inputs : options.outputs).push_back(binding);
+    } else if (option == "--bench") {
+      if (!takeValue() || !parseCount(option, value, 1, options.bench, error))
+        return false;
+    } else if (option == "--threads") {
+      if (!takeValue() || !parseCount(option, value, 0, options.threads, error))
+        return false;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      error = "unknown option '" + arg + "'";
+      return false;
+    } else if (options.library.empty()) {
+      options.library = arg;
+    } else {
+      error = "unexpected argument '" + arg + "' (the library is '" +
+              options.library + "')";
+      return false;
+    }
+  }
+  if (!options.help && !options.version && options.library.empty()) {
+    error = "no kernel library given";
+    return false;
+  }
+  return true;
+}
+
+} // namespace attnc::run

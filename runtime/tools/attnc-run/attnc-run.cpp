@@ -1,0 +1,249 @@
+//===- attnc-run.cpp - Run an attnc kernel on .npy files ------------------===//
+//
+// `attnc-run LIB.so [--kernel NAME] --in ARG=FILE.npy ... --out ARG=FILE.npy`
+// (TOOLS.md section 4): loads the library through libattnrt's C++ API, reads
+// the inputs, allocates outputs from the shapes the inputs imply, runs (or
+// times with --bench) and writes the outputs. Exit codes: 0 success, 1 an
+// error in the inputs or the library, 2 a bad command line.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/runtime.hpp"
+#include "runtime/Npy.h"
+#include "runtime/tools/attnc-run/RunOptions.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using attnc::runtime::NpyArray;
+using attnc::run::RunOptions;
+
+namespace {
+
+/// Reported as "attnc-run: error: MESSAGE" with exit code 1.
+struct RunError {
+  std::string message;
+};
+
+bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::string join(const std::vector<std::string> &items) {
+  std::string s;
+  for (const std::string &item : items)
+    s += (s.empty() ? "" : ", ") + item;
+  return s;
+}
+
+attn::Library openLibrary(const std::string &path) {
+  if (endsWith(path, ".attn")) {
+    // Run-time compilation goes through the same C entry point an app uses.
+    attn_library *lib = nullptr;
+    char err[1024];
+    if (attn_library_compile_file(path.c_str(), "", &lib, err, sizeof err) !=
+        ATTN_OK)
+      throw RunError{err};
+    attn_library_close(lib); // unreachable until compilation exists
+    throw RunError{"internal error: compiled library not wrapped"};
+  }
+  try {
+    return attn::Library::open(path);
+  } catch (const attn::Error &e) {
+    throw RunError{e.what()};
+  }
+}
+
+attn::Kernel selectKernel(const attn::Library &lib, const std::string &path,
+                          const std::string &name) {
+  std::vector<attn::Kernel> kernels = lib.kernels();
+  std::vector<std::string> names;
+  for (const attn::Kernel &k : kernels)
+    names.push_back(k.name());
+  if (name.empty()) {
+    if (kernels.size() == 1)
+      return kernels[0];
+    throw RunError{"'" + path + "' holds several kernels (" + join(names) +
+                   "); choose one with --kernel"};
+  }
+  for (const attn::Kernel &k : kernels)
+    if (k.name() == name)
+      return k;
+  throw RunError{"'" + path + "' has no kernel '" + name + "'; its kernels are " +
+                 join(names)};
+}
+
+void listKernels(const attn::Library &lib) {
+  for (const attn::Kernel &k : lib.kernels()) {
+    std::printf("kernel %s (target %s)\n", k.name().c_str(), k.target().c_str());
+    for (const attn::Argument &a : k.arguments())
+      std::printf("  %-3s %-10s %s\n", a.isOutput ? "out" : "in",
+                  a.name.c_str(), a.shapeText.c_str());
+  }
+}
+
+/// The attention FLOPs of TOOLS.md's bench line, 2*B*H*Lq*Lk*(D+Dv); 0 when
+/// the kernel's signature does not name all of these sizes.
+double attentionFlops(const attn::Kernel &kernel,
+                      const std::vector<attn_tensor> &args) {
+  std::map<std::string, int64_t> v;
+  for (const char *name : {"B", "H", "Lq", "Lk", "D", "Dv"}) {
+    int64_t value = 0;
+    if (attn_kernel_size(kernel.c(), args.data(), args.size(), name, &value) ==
+        ATTN_OK)
+      v[name] = value;
+  }
+  if (!v.count("Lk") && v.count("Lq"))
+    v["Lk"] = v["Lq"]; // self-attention: one sequence length
+  if (!v.count("Dv") && v.count("D"))
+    v["Dv"] = v["D"];
+  for (const char *name : {"B", "H", "Lq", "Lk", "D", "Dv"})
+    if (!v.count(name))
+      return 0;
+  return 2.0 * double(v["B"]) * double(v["H"]) * double(v["Lq"]) *
+         double(v["Lk"]) * double(v["D"] + v["Dv"]);
+}
+
+void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
+  std::vector<attn::Argument> args = kernel.arguments();
+  std::map<std::string, size_t> index;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < args.size(); ++i) {
+    index[args[i].name] = i;
+    names.push_back(args[i].name);
+  }
+
+  // Every binding must name an argument of the right direction.
+  std::vector<const std::string *> files(args.size(), nullptr);
+  auto bind = [&](const std::pair<std::string, std::string> &b, bool output) {
+    auto it = index.find(b.first);
+    if (it == index.end())
+      throw RunError{"kernel '" + kernel.name() + "' has no argument '" +
+                     b.first + "'; its arguments are " + join(names)};
+    const attn::Argument &a = args[it->second];
+    if (a.isOutput != output)
+      throw RunError{"'" + b.first + "' is an " +
+                     (a.isOutput ? "output" : "input") + " of kernel '" +
+                     kernel.name() + "'; pass it with " +
+                     (a.isOutput ? "--out" : "--in")};
+    files[it->second] = &b.second;
+  };
+  for (const auto &b : options.inputs)
+    bind(b, false);
+  for (const auto &b : options.outputs)
+    bind(b, true);
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i].isOutput && !files[i])
+      missing.push_back(args[i].name + " : " + args[i].shapeText);
+  if (!missing.empty())
+    throw RunError{"missing --in for input" +
+                   std::string(missing.size() > 1 ? "s " : " ") +
+                   join(missing)};
+
+  // Inputs from files; outputs shaped by what the inputs imply.
+  std::vector<NpyArray> arrays(args.size());
+  std::vector<attn_tensor> tensors(args.size(), attn_tensor{});
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].isOutput)
+      continue;
+    std::string error;
+    if (!attnc::runtime::readNpy(*files[i], arrays[i], error))
+      throw RunError{"argument '" + args[i].name + "': " + error};
+    tensors[i] = arrays[i].view();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isOutput)
+      continue;
+    std::vector<int64_t> shape(args[i].dims.size());
+    char err[1024];
+    if (attn_kernel_output_shape(kernel.c(), tensors.data(), tensors.size(), i,
+                                 shape.data(), err, sizeof err) != ATTN_OK)
+      throw RunError{err};
+    arrays[i] = NpyArray(args[i].dtype, shape);
+    if (!arrays[i].data())
+      throw RunError{"argument '" + args[i].name + "': out of memory"};
+    tensors[i] = arrays[i].view();
+  }
+
+  if (options.threads >= 0)
+    attn_set_num_threads(options.threads);
+  auto runOnce = [&]() {
+    char err[1024];
+    if (attn_kernel_run(kernel.c(), tensors.data(), tensors.size(), err,
+                        sizeof err) != ATTN_OK)
+      throw RunError{err};
+  };
+  runOnce(); // also the warm-up of --bench
+  if (options.bench > 0) {
+    std::vector<double> ms;
+    for (int r = 0; r < options.bench; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      runOnce();
+      auto stop = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    double median = ms.size() % 2 ? ms[ms.size() / 2]
+                                  : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    double flops = attentionFlops(kernel, tensors);
+    std::printf("%s: %d runs, median %.4f ms", kernel.name().c_str(),
+                options.bench, median);
+    if (flops > 0 && median > 0)
+      std::printf(", %.2f GFLOP/s (2*B*H*Lq*Lk*(D+Dv) = %.0f FLOP)\n",
+                  flops / (median * 1e6), flops);
+    else
+      std::printf(", GFLOP/s n/a (the signature does not name B, H, Lq, Lk, D "
+                  "and Dv)\n");
+  }
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isOutput || !files[i])
+      continue;
+    std::string error;
+    if (!attnc::runtime::writeNpy(*files[i], arrays[i], error))
+      throw RunError{"argument '" + args[i].name + "': " + error};
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  RunOptions options;
+  std::string error;
+  if (!attnc::run::parseRunOptions(argc, argv, options, error)) {
+    std::fprintf(stderr, "attnc-run: error: %s\n%s", error.c_str(),
+                 attnc::run::runUsage());
+    return 2;
+  }
+  if (options.help) {
+    std::fputs(attnc::run::runUsage(), stdout);
+    return 0;
+  }
+  if (options.version) {
+    std::printf("attnc-run (libattnrt %s)\n", attn_version());
+    return 0;
+  }
+  try {
+    attn::Library lib = openLibrary(options.library);
+    if (options.list) {
+      listKernels(lib);
+      return 0;
+    }
+    attn::Kernel kernel = selectKernel(lib, options.library, options.kernel);
+    runKernel(kernel, options);
+    return 0;
+  } catch (const RunError &e) {
+    std::fprintf(stderr, "attnc-run: error: %s\n", e.message.c_str());
+  } catch (const attn::Error &e) {
+    std::fprintf(stderr, "attnc-run: error: %s\n", e.what());
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "attnc-run: error: out of memory\n");
+  }
+  return 1;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs, with apt, the Debian bookworm packages attnc needs that are not
+# installed yet; does nothing (and needs no network) when all are present.
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the benchmark's baselines)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config python3 python3-numpy
+  llvm-14-dev llvm-14-tools libmlir-14-dev mlir-14-tools libhalide14-0-dev
+  clang-14 libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-matplotlib python3-torch)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "attnc: installing missing packages: ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+// RUN: attnc-opt %s | attnc-opt | FileCheck %s
+// Every attn op prints and parses back to itself.
+
+// CHECK-LABEL: func @chain
+func @chain(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x32xf32>, %len: tensor<?xi32>) -> tensor<?x8x?x32xf32> {
+  // CHECK: attn.score %{{.*}}, %{{.*}} {kind = "scaled_dot"} : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x8x?x?xf32>
+  %s = attn.score %q, %k {kind = "scaled_dot"} : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x8x?x?xf32>
+  // CHECK: attn.scale %{{.*}} {factor = 1.250000e-01 : f64}
+  %s1 = attn.scale %s {factor = 0.125 : f64} : tensor<?x8x?x?xf32>
+  // CHECK: attn.softcap %{{.*}} {cap = 3.000000e+01 : f64}
+  %s2 = attn.softcap %s1 {cap = 30.0 : f64} : tensor<?x8x?x?xf32>
+  // CHECK: attn.bias %{{.*}} {kind = "alibi"}
+  %s3 = attn.bias %s2 {kind = "alibi"} : tensor<?x8x?x?xf32>
+  // CHECK: attn.mask %{{.*}} {kind = "window", window = 256 : i64}
+  %s4 = attn.mask %s3 {kind = "window", window = 256 : i64} : tensor<?x8x?x?xf32>
+  // CHECK: attn.mask %{{.*}} inputs(%{{.*}} : tensor<?xi32>) {kind = "valid_len"}
+  %s5 = attn.mask %s4 inputs(%len : tensor<?xi32>) {kind = "valid_len"} : tensor<?x8x?x?xf32>
+  // CHECK: attn.softmax
+  %p = attn.softmax %s5 : tensor<?x8x?x?xf32>
+  // CHECK: attn.weighted_sum %{{.*}}, %{{.*}} : tensor<?x8x?x?xf32>, tensor<?x2x?x32xf32> -> tensor<?x8x?x32xf32>
+  %o = attn.weighted_sum %p, %v : tensor<?x8x?x?xf32>, tensor<?x2x?x32xf32> -> tensor<?x8x?x32xf32>
+  return %o : tensor<?x8x?x32xf32>
+}
+
+// CHECK-LABEL: func @fused
+func @fused(%q: tensor<1x4x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} {key_hi_offset = 1 : i64, masks = ["causal"], scale = 5.000000e-01 : f64, scale_on_query, score = "dot"}
+  %o = attn.attention %q, %k, %v {key_hi_offset = 1 : i64, masks = ["causal"], scale = 0.5 : f64, scale_on_query, score = "dot"} : tensor<1x4x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32> -> tensor<1x4x16x8xf32>
+  return %o : tensor<1x4x16x8xf32>
+}

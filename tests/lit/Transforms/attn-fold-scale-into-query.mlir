@@ -1,0 +1,40 @@
+// RUN: attnc-opt %s --attn-fold-scale-into-query | FileCheck %s
+// The scale moves onto q when D < Lk (or Lk is dynamic).
+
+// CHECK-LABEL: func @long_keys
+func @long_keys(%q: tensor<1x2x512x64xf32>, %k: tensor<1x2x512x64xf32>, %v: tensor<1x2x512x64xf32>) -> tensor<1x2x512x64xf32> {
+  // CHECK: scale_on_query
+  %o = attn.attention %q, %k, %v {masks = [], scale = 0.125 : f64, score = "scaled_dot"} : tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32> -> tensor<1x2x512x64xf32>
+  return %o : tensor<1x2x512x64xf32>
+}
+
+// CHECK-LABEL: func @dynamic_keys
+func @dynamic_keys(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32> {
+  // CHECK: scale_on_query
+  %o = attn.attention %q, %k, %v {masks = [], scale = 0.125 : f64, score = "dot"} : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x2x?x64xf32>
+  return %o : tensor<?x2x?x64xf32>
+}
+
+// Negative: fewer keys than query width: scaling the scores is cheaper.
+// CHECK-LABEL: func @few_keys
+func @few_keys(%q: tensor<1x2x512x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x64xf32>) -> tensor<1x2x512x64xf32> {
+  // CHECK-NOT: scale_on_query
+  %o = attn.attention %q, %k, %v {masks = [], scale = 0.125 : f64, score = "dot"} : tensor<1x2x512x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x512x64xf32>
+  return %o : tensor<1x2x512x64xf32>
+}
+
+// Negative: a scale of 1 needs no move.
+// CHECK-LABEL: func @unit_scale
+func @unit_scale(%q: tensor<1x2x512x64xf32>, %k: tensor<1x2x512x64xf32>, %v: tensor<1x2x512x64xf32>) -> tensor<1x2x512x64xf32> {
+  // CHECK-NOT: scale_on_query
+  %o = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32> -> tensor<1x2x512x64xf32>
+  return %o : tensor<1x2x512x64xf32>
+}
+
+// Negative: the additive score is not linear in q.
+// CHECK-LABEL: func @additive
+func @additive(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x512x16xf32>, %v: tensor<1x1x512x16xf32>, %wq: tensor<4x8xf32>, %wk: tensor<4x16xf32>, %wv: tensor<4xf32>) -> tensor<1x1x1x16xf32> {
+  // CHECK-NOT: scale_on_query
+  %o = attn.attention %q, %k, %v extra(%wq, %wk, %wv : tensor<4x8xf32>, tensor<4x16xf32>, tensor<4xf32>) {hidden = 4 : i64, masks = [], scale = 0.5 : f64, score = "additive"} : tensor<1x1x1x8xf32>, tensor<1x1x512x16xf32>, tensor<1x1x512x16xf32> -> tensor<1x1x1x16xf32>
+  return %o : tensor<1x1x1x16xf32>
+}
