@@ -67,6 +67,8 @@ const char *attn_dtype_name(attn_dtype dtype) {
     return "i32";
   case ATTN_U8:
     return "u8";
+  default:
+    break;
   }
   return "?";
 }
@@ -78,6 +80,8 @@ size_t attn_dtype_size(attn_dtype dtype) {
     return 4;
   case ATTN_U8:
     return 1;
+  default:
+    break;
   }
   return 0;
 }

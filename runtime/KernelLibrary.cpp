@@ -206,7 +206,7 @@ attn_status Kernel::run(const attn_tensor *tensors, size_t count,
   for (const ArgSpec &arg : args_)
     totalRank += arg.shape.size();
   std::vector<halide_dimension_t> dims(totalRank);
-  std::vector<halide_buffer_t> buffers(size_t(slotCount_));
+  std::vector<halide_buffer_t> buffers(static_cast<size_t>(slotCount_));
   std::vector<void *> argv(size_t(slotCount_), nullptr);
   void *userContext = nullptr;
   if (userContextSlot_ >= 0)
@@ -217,7 +217,7 @@ attn_status Kernel::run(const attn_tensor *tensors, size_t count,
     const attn_tensor &t = tensors[i];
     int32_t rank = t.rank;
     halide_buffer_t &buf = buffers[size_t(slots_[i])];
-    std::memset(&buf, 0, sizeof buf);
+    buf = halide_buffer_t(); // no device, no flags
     buf.host = static_cast<uint8_t *>(t.data);
     buf.type = halideType(args_[i].type);
     buf.dimensions = rank;

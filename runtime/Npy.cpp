@@ -271,6 +271,8 @@ const char *npyDescr(attn_dtype dtype) {
     return "<i4";
   case ATTN_U8:
     return "|u1";
+  default:
+    break;
   }
   return "?";
 }

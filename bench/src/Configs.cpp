@@ -254,3 +254,9 @@ std::vector<int64_t> outputShape(const Config &c) {
 }
 
 } // namespace attnc_bench
+
+namespace attnc_bench {
+uint64_t configSeed(const Config &config, uint64_t baseSeed) {
+  return (splitmix(baseSeed) ^ nameHash(config.id)) | 1; // never 0 (shapes-only)
+}
+} // namespace attnc_bench

@@ -65,3 +65,9 @@ std::vector<Tensor> makeInputs(const Config &config, uint64_t seed);
 std::vector<int64_t> outputShape(const Config &config);
 
 } // namespace attnc_bench
+
+namespace attnc_bench {
+/// The input seed of `config`: fixed by the run's base seed and the config id,
+/// so a configuration gets the same inputs whatever else runs.
+uint64_t configSeed(const Config &config, uint64_t baseSeed);
+} // namespace attnc_bench

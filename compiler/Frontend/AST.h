@@ -50,6 +50,9 @@ enum class ExprType { Unknown, Int, Float, Bool };
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+/// Checked expressions held by a KernelSpec: shared so that specs copy
+/// cheaply between stages; nothing mutates them after Sema.
+using SharedExpr = std::shared_ptr<Expr>;
 
 struct Expr {
   ExprKind kind;
@@ -84,6 +87,7 @@ struct FieldAST {
   /// Further values after `value`: a list (`outputs = out, lse`, separator
   /// ',') or a mask conjunction (`mask = causal & window(64)`, separator '&').
   std::vector<ExprPtr> moreValues;
+  std::vector<SourceLoc> moreValueLocs; // where each of moreValues starts
   char separator = 0; // ',' or '&' when moreValues is not empty
 };
 
@@ -139,7 +143,7 @@ struct MaskTerm {
   MaskKind kind;
   SourceLoc loc;
   int64_t window = 0; // Window
-  ExprPtr expr;       // Custom: boolean expression
+  SharedExpr expr;    // Custom: boolean expression
 };
 
 /// A kernel with every field checked and defaulted (LANGUAGE.md section 3).
@@ -156,14 +160,14 @@ struct KernelSpec {
 
   ScoreKind score = ScoreKind::ScaledDot;
   int64_t additiveHidden = 0; // additive(hidden = N)
-  ExprPtr scoreExpr;          // Custom
+  SharedExpr scoreExpr;       // Custom
 
   double scale = 1.0;         // the effective scale, default applied
   bool scaleExplicit = false; // written by the user
   std::optional<double> softcap;
 
   BiasKind bias = BiasKind::None;
-  ExprPtr biasExpr; // Custom
+  SharedExpr biasExpr; // Custom
 
   std::vector<MaskTerm> masks; // conjunction; empty means every key is visible
 

@@ -10,7 +10,9 @@
 
 #include "compiler/Frontend/Limits.h"
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace attnc {
 
@@ -47,7 +49,25 @@ bool DiagnosticEngine::tooManyErrors() const {
 
 void DiagnosticEngine::error(SourceLoc loc, const std::string &message) {
   ++errorCount_;
-  if (errorCount_ > limits::kMaxErrors) {
+  if (grouping_) {
+    pending_.push_back({loc, message, {}});
+    return;
+  }
+  show({loc, message, {}});
+}
+
+void DiagnosticEngine::note(SourceLoc loc, const std::string &message) {
+  if (grouping_) {
+    if (!pending_.empty())
+      pending_.back().notes.push_back({loc, message});
+    return;
+  }
+  if (lastErrorShown_)
+    emit("note", loc, message);
+}
+
+void DiagnosticEngine::show(const Pending &diagnostic) {
+  if (++shownCount_ > limits::kMaxErrors) {
     lastErrorShown_ = false;
     if (!limitReported_) {
       limitReported_ = true;
@@ -56,16 +76,27 @@ void DiagnosticEngine::error(SourceLoc loc, const std::string &message) {
     return;
   }
   lastErrorShown_ = true;
-  emit("error", loc, message);
+  emit("error", diagnostic.loc, diagnostic.message);
+  for (const auto &note : diagnostic.notes)
+    emit("note", note.first, note.second);
 }
 
-void DiagnosticEngine::note(SourceLoc loc, const std::string &message) {
-  if (lastErrorShown_)
-    emit("note", loc, message);
+void DiagnosticEngine::beginGroup() { grouping_ = true; }
+
+void DiagnosticEngine::endGroup() {
+  grouping_ = false;
+  std::stable_sort(pending_.begin(), pending_.end(), [](const Pending &a, const Pending &b) {
+    auto key = [](SourceLoc l) { return std::make_tuple(l.buffer, l.line, l.col); };
+    return key(a.loc) < key(b.loc);
+  });
+  for (const Pending &diagnostic : pending_)
+    show(diagnostic);
+  pending_.clear();
 }
 
 void DiagnosticEngine::commandLineError(const std::string &message) {
   ++errorCount_;
+  ++shownCount_;
   lastErrorShown_ = true;
   out_ << "<command line>: error: " << message << "\n";
 }
@@ -89,6 +120,15 @@ size_t DiagnosticEngine::lineStart(Buffer &buffer, uint32_t line) {
   }
   size_t offset = buffer.cachedOffset;
   uint32_t current = buffer.cachedLine;
+  // Skip whole blocks by counting their line ends (vectorized), then search.
+  constexpr size_t kBlock = 4096;
+  while (current < line && offset + kBlock <= text.size()) {
+    size_t ends = size_t(std::count(text.data() + offset, text.data() + offset + kBlock, '\n'));
+    if (current + ends >= line)
+      break;
+    current += uint32_t(ends);
+    offset += kBlock;
+  }
   while (current < line) {
     const void *nl = offset < text.size()
                          ? std::memchr(text.data() + offset, '\n', text.size() - offset)

@@ -37,6 +37,12 @@ public:
   const std::string &fileName() const { return buffers_[0]->name; }
   const std::string &source() const { return buffers_[0]->text; }
 
+  /// Between beginGroup() and endGroup(), diagnostics are held back and then
+  /// printed sorted by location (Sema resolves fields in dependency order,
+  /// users read errors in source order). Notes stay with their error.
+  void beginGroup();
+  void endGroup();
+
   /// Registers another text (e.g. `<command line>`); returns its buffer id
   /// for SourceLoc::buffer. Buffers never move, so views into them stay valid.
   uint32_t addBuffer(std::string name, std::string text);
@@ -51,6 +57,13 @@ private:
     size_t cachedOffset = 0;
   };
 
+  struct Pending {
+    SourceLoc loc;
+    std::string message;
+    std::vector<std::pair<SourceLoc, std::string>> notes;
+  };
+
+  void show(const Pending &diagnostic);
   void emit(const char *kind, SourceLoc loc, const std::string &message);
   void printSourceLine(Buffer &buffer, SourceLoc loc);
   size_t lineStart(Buffer &buffer, uint32_t line);
@@ -58,6 +71,9 @@ private:
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::ostream &out_;
   unsigned errorCount_ = 0;
+  unsigned shownCount_ = 0;
+  bool grouping_ = false;
+  std::vector<Pending> pending_;
   bool lastErrorShown_ = false;
   bool limitReported_ = false;
 };

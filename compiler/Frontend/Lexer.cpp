@@ -65,11 +65,19 @@ Token Lexer::next() {
 
   char c = peek();
   if (c == '\n') {
+    // One token for a run of line ends (blank and comment lines included):
+    // fields only need to know that a line ended.
     advanceBytes(1);
     Token tok = make(TokenKind::Newline, start, loc);
-    if (line_ < UINT32_MAX)
-      ++line_;
-    col_ = 1;
+    while (true) {
+      if (line_ < UINT32_MAX)
+        ++line_;
+      col_ = 1;
+      skipSpaceAndComments();
+      if (peek() != '\n' || atEnd())
+        break;
+      pos_ += 1;
+    }
     return tok;
   }
   if (isIdentStart(c))

@@ -28,6 +28,8 @@ constexpr unsigned kMaxExprNodes = 4096;
 /// Kernels in one file, declared inputs per kernel, rank of an input.
 constexpr unsigned kMaxKernels = 1024;
 constexpr unsigned kMaxInputs = 64;
+/// Fields per kernel (a valid kernel has at most 20; duplicates are errors).
+constexpr unsigned kMaxFields = 256;
 constexpr unsigned kMaxInputRank = 8;
 /// Errors reported before the compiler stops.
 constexpr unsigned kMaxErrors = 20;

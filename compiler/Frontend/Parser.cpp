@@ -192,6 +192,17 @@ bool Parser::parseItem(KernelAST &kernel) {
   if (consumeIf(TokenKind::Newline) || consumeIf(TokenKind::Semicolon))
     return true;
   if (tok_.is(TokenKind::Identifier)) {
+    // Bound what one kernel may hold, so a huge file cannot fill memory.
+    if (kernel.fields.size() + kernel.inputs.size() >=
+        limits::kMaxFields + limits::kMaxInputs) {
+      errorAt(tok_, "too many fields and inputs in kernel " + quote(kernel.name) +
+                        " (the maximum is " + std::to_string(limits::kMaxFields) +
+                        " fields and " + std::to_string(limits::kMaxInputs) + " inputs)");
+      while (!tok_.is(TokenKind::RBrace) && !tok_.is(TokenKind::Eof) &&
+             !tok_.is(TokenKind::KwKernel) && !stopped())
+        advance();
+      return false;
+    }
     if (tok_.text == "input" && !lookahead().is(TokenKind::Equal))
       return parseInput(kernel);
     return parseField(kernel);
@@ -248,6 +259,7 @@ bool Parser::parseFieldValue(FieldAST &field) {
     }
     field.separator = separator;
     advance();
+    field.moreValueLocs.push_back(tok_.loc);
     ExprPtr item = parseExpr();
     if (!item)
       return false;

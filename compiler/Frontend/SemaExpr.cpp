@@ -580,12 +580,12 @@ ExprType checkExpr(Expr &expr, const ExprScope &scope, DiagnosticEngine &diag) {
   return Checker(scope, diag).check(expr);
 }
 
-bool evaluateConstant(const Expr &expr, const ExprScope &scope, DiagnosticEngine &diag,
-                      double &value) {
+bool evaluateConstant(const Expr &expr, SourceLoc where, const ExprScope &scope,
+                      DiagnosticEngine &diag, double &value) {
   if (!Evaluator(scope, diag).eval(expr, value))
     return false;
   if (!std::isfinite(value)) {
-    diag.error(expr.loc, std::string("the value of '") + scope.field +
+    diag.error(where, std::string("the value of '") + scope.field +
                              "' is not a finite number");
     return false;
   }

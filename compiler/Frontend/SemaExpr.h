@@ -28,9 +28,10 @@ struct ExprScope {
 ExprType checkExpr(Expr &expr, const ExprScope &scope, DiagnosticEngine &diag);
 
 /// Evaluates a checked constant expression in double precision. Reports and
-/// returns false on division by zero, a domain error or a non-finite result.
-bool evaluateConstant(const Expr &expr, const ExprScope &scope, DiagnosticEngine &diag,
-                      double &value);
+/// returns false on division by zero, a domain error or a non-finite result
+/// (the latter at `where`, the start of the value).
+bool evaluateConstant(const Expr &expr, SourceLoc where, const ExprScope &scope,
+                      DiagnosticEngine &diag, double &value);
 
 /// True when `name` means something inside expressions of `context`
 /// (an index variable, a size, a declared input, ...).

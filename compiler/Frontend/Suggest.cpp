@@ -32,13 +32,17 @@ std::string closestMatch(std::string_view word, const std::vector<std::string> &
   constexpr size_t kMaxWord = 64;
   if (word.empty() || word.size() > kMaxWord)
     return "";
-  unsigned limit = unsigned((word.size() + 2) / 3);
+  unsigned limit = std::max(1u, unsigned(word.size() / 3));
   std::string best;
   unsigned bestDistance = limit + 1;
   for (const std::string &candidate : candidates) {
     if (candidate == word || candidate.size() > kMaxWord)
       continue;
     unsigned distance = editDistance(word, candidate);
+    // A truncated spelling (`scaled` for `scaled_dot`) is a likely typo too.
+    bool prefix = word.size() >= 3 && candidate.compare(0, word.size(), word) == 0;
+    if (prefix && distance > limit)
+      distance = limit;
     if (distance < bestDistance) {
       bestDistance = distance;
       best = candidate;

@@ -17,7 +17,7 @@ namespace attnc {
 unsigned editDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word`, or "" when none is close enough
-/// (distance at most a third of the word's length, rounded up).
+/// (distance at most a third of the word's length, and at least 1).
 std::string closestMatch(std::string_view word, const std::vector<std::string> &candidates);
 
 /// "; did you mean 'x'?" or "".

@@ -17,6 +17,9 @@ using namespace Halide;
 
 namespace attnc::halide_backend {
 
+// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+using Halide::Expr;
+
 std::vector<Argument> AlgorithmFuncs::arguments() const {
   std::vector<Argument> args;
   for (const ImageParam &p : inputs)
@@ -184,7 +187,7 @@ private:
     for (size_t k = 0; k < rank; ++k) {
       int hd = hdim(rank, k);
       const ArgDim &ad = arg.shape[k];
-      Dimension dim = dimOf(hd);
+      Halide::Internal::Dimension dim = dimOf(hd);
       dim.set_min(0);
       if (ad.value > 0) {
         dim.set_extent((int32_t)ad.value);
@@ -218,7 +221,7 @@ private:
   /// x (+ sinusoidal positions) as (m, t, b).
   Func positioned(const std::string &name) {
     ImageParam x = param(name);
-    Func xp(name + "_pos");
+    Func xp = exactFunc(name + "_pos");
     if (spec.positional == PositionalKind::Sinusoidal) {
       Expr M = Expr((int32_t)spec.modelDim);
       Expr even = f.m - f.m % 2;
@@ -236,11 +239,11 @@ private:
   Func project(Func x, const std::string &w, const std::string &bias, Expr width,
                const std::string &name) {
     RDom r(0, (int32_t)spec.modelDim, name + "_r");
-    Func p(name);
+    Func p = exactFunc(name);
     Expr c = f.h * width + f.d;
     p(f.d, f.i, f.h, f.b) = 0.0f;
     p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * param(w)(c, r);
-    Func biased(name + "_b");
+    Func biased = exactFunc(name + "_b");
     if (spec.projBias)
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + param(bias)(c);
     else
@@ -310,7 +313,7 @@ private:
       }
       for (size_t k = 0; k < rank; ++k)
         access[hdim(rank, k)] = clamp(vars[k], 0, extents[k] - 1);
-      Func clamped(input.name + "_clamped");
+      Func clamped = exactFunc(input.name + "_clamped");
       if (rank == 0)
         clamped() = p();
       else
@@ -415,7 +418,7 @@ private:
                    spec.project == ProjectKind::SelfQKVOut;
     if (outProj) {
       RDom r(0, f.Dv, 0, f.H, "ro");
-      Func proj("out_proj");
+      Func proj = exactFunc("out_proj");
       proj(f.m, i, b) = 0.0f;
       proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * param("w_o")(f.m, r.y * f.Dv + r.x);
       f.out(f.m, i, b) = spec.projBias ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);

@@ -19,6 +19,12 @@
 
 namespace attnc::halide_backend {
 
+/// A Func with exactly this name: Func(std::string) makes names unique per
+/// process ("out$1"), but argument names are part of the contract.
+inline Halide::Func exactFunc(const std::string &name) {
+  return Halide::Func(Halide::Internal::Function(name));
+}
+
 /// The named Funcs, parameters and variables of one kernel. Funcs that the
 /// kernel does not need stay undefined (`!f.defined()`).
 struct AlgorithmFuncs {
@@ -39,30 +45,30 @@ struct AlgorithmFuncs {
   Halide::RDom rd, rj, rk; // over D (dot), over a key block, over key blocks
 
   // Inputs after layout, projection and clamping: (d, i, h, b) / (d, j, g, b).
-  Halide::Func qIn{"q_in"}, kIn{"k_in"}, vIn{"v_in"};
+  Halide::Func qIn = exactFunc("q_in"), kIn = exactFunc("k_in"), vIn = exactFunc("v_in");
   /// Queries as the dot product reads them: scaled (scaleOnQuery), multiplied
   /// by W (general score); (d, i, h, b).
-  Halide::Func qs{"q_scaled"};
+  Halide::Func qs = exactFunc("q_scaled");
   /// Hoisted per-query / per-key parts of the score (additive: W_q q, W_k k).
-  Halide::Func qHoist{"q_hoist"}, kHoist{"k_hoist"};
+  Halide::Func qHoist = exactFunc("q_hoist"), kHoist = exactFunc("k_hoist");
   /// Root-level precomputations (projections, positional encodings).
   std::vector<Halide::Func> precomputed;
 
   // One key block of one query tile.
-  Halide::Func qk{"qk"};                    // (j, i, h, b): the raw score reduction
-  Halide::Func blockScore{"block_score"};   // (jj, ii, qt, kb, h, b): masked score
-  Halide::Func blockMax{"block_max"};       // (ii, qt, kb, h, b)
-  Halide::Func blockExp{"block_exp"};       // (jj, ii, qt, kb, h, b)
-  Halide::Func blockSum{"block_sum"};       // (ii, qt, kb, h, b)
-  Halide::Func blockPV{"block_pv"};         // (d, ii, qt, kb, h, b)
+  Halide::Func qk = exactFunc("qk");                    // (j, i, h, b): the raw score reduction
+  Halide::Func blockScore = exactFunc("block_score");   // (jj, ii, qt, kb, h, b): masked score
+  Halide::Func blockMax = exactFunc("block_max");       // (ii, qt, kb, h, b)
+  Halide::Func blockExp = exactFunc("block_exp");       // (jj, ii, qt, kb, h, b)
+  Halide::Func blockSum = exactFunc("block_sum");       // (ii, qt, kb, h, b)
+  Halide::Func blockPV = exactFunc("block_pv");         // (d, ii, qt, kb, h, b)
   /// Online softmax state over key blocks: Tuple(max, sum, acc), (d, ii, qt, h, b).
-  Halide::Func state{"softmax_state"};
+  Halide::Func state = exactFunc("softmax_state");
   /// Attention result per head before the output layout: (d, i, h, b).
-  Halide::Func attn{"attn"};
+  Halide::Func attn = exactFunc("attn");
 
   // Outputs (undefined when not requested).
-  Halide::Func out{"out"}, weights{"weights"}, lse{"lse"};
-  Halide::Func qkWeights{"qk_weights"}; // the score reduction for `weights`
+  Halide::Func out = exactFunc("out"), weights = exactFunc("weights"), lse = exactFunc("lse");
+  Halide::Func qkWeights = exactFunc("qk_weights"); // the score reduction for `weights`
 
   /// Sizes as Halide expressions (constants when fixed).
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;

@@ -13,6 +13,9 @@ using namespace Halide;
 
 namespace attnc::halide_backend {
 
+// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+using Halide::Expr;
+
 namespace {
 /// The key and query-position ranges of one (query tile, key block) pair.
 struct BlockRange {
@@ -30,7 +33,7 @@ Expr boundValue(const KeyBound &bound, const Expr &ip, const Expr &validLen) {
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   AlgorithmFuncs &f = in.f;
   const AttentionConfig &config = in.config;
-  Expr visible = const_true();
+  Expr visible = Halide::Internal::const_true();
   Expr blockVisible;
   BlockRange r;
   Expr off = f.Lk - f.Lq;

@@ -13,6 +13,9 @@ using namespace Halide;
 
 namespace attnc::halide_backend {
 
+// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+using Halide::Expr;
+
 static bool scaleFoldedIntoQuery(const AttentionConfig &config) {
   // A scale can only move into q when the score is linear in q.
   ScoreKind kind = config.spec.score;
@@ -34,7 +37,7 @@ void defineScoreInputs(ScoreInputs &in) {
     // q^T W k = (W^T q) . k: transform each query once, then a plain dot.
     ImageParam w = in.param("score_w"); // logical [D, Dk]
     RDom r(0, f.D, "rw");
-    Func qw("q_general");
+    Func qw = exactFunc("q_general");
     qw(f.d, f.i, f.h, f.b) = 0.0f;
     qw(f.d, f.i, f.h, f.b) += f.qIn(r, f.i, f.h, f.b) * w(f.d, r);
     f.qs(f.d, f.i, f.h, f.b) = qw(f.d, f.i, f.h, f.b) * qScale;

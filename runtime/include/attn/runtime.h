@@ -36,8 +36,15 @@ typedef enum attn_status {
   ATTN_ERROR_IO = 6           /* a file could not be read or written */
 } attn_status;
 
-/* Element types, as in the `.attn` language. */
-typedef enum attn_dtype { ATTN_F32 = 0, ATTN_I32 = 1, ATTN_U8 = 2 } attn_dtype;
+/* Element types, as in the `.attn` language. The last enumerator keeps the
+ * type 32 bits wide and makes any int32 a valid value, so a wrong value from
+ * a caller is reported rather than undefined. */
+typedef enum attn_dtype {
+  ATTN_F32 = 0,
+  ATTN_I32 = 1,
+  ATTN_U8 = 2,
+  ATTN_DTYPE_MAX_ = 0x7fffffff
+} attn_dtype;
 
 /* "f32", "i32", "u8"; "?" for values outside the enum. */
 ATTN_API const char *attn_dtype_name(attn_dtype dtype);
@@ -140,8 +147,9 @@ ATTN_API attn_status attn_kernel_check(const attn_kernel *kernel,
                                        const attn_tensor *args, size_t nargs,
                                        char *err, size_t errlen);
 
-/* The value a size name takes for these (already checked) tensors, e.g. "Lk";
- * ATTN_ERROR_ARGUMENT when no argument has a dimension of that name. */
+/* The value a size name (e.g. "Lk") takes for the input tensors of `args`
+ * (outputs are ignored), or its fixed value; ATTN_ERROR_ARGUMENT when the
+ * inputs do not check or no argument has a dimension of that name. */
 ATTN_API attn_status attn_kernel_size(const attn_kernel *kernel,
                                       const attn_tensor *args, size_t nargs,
                                       const char *size_name, int64_t *value);

@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+# ===- report.py - Tables and roofline of one benchmark run ---------------=== #
+#
+# Merges RESULTS/results.json (attnc-bench: machine roofs, attnc, the naive
+# loop, OpenBLAS) with RESULTS/torch.json (torch_baseline.py) and writes
+# RESULTS/table.md (machine, attnc per configuration with % of roof and
+# speed-ups, the baselines) and RESULTS/roofline.png (arithmetic intensity
+# against GFLOP/s under the measured roofs, matplotlib's Agg back end).
+#
+# ===----------------------------------------------------------------------=== #
+"""Usage: /usr/bin/python3 bench/report.py RESULTS_DIR"""
+
+import json
+import os
+import sys
+
+BASELINES = [("naive", "naive loop"), ("openblas", "OpenBLAS"), ("torch", "PyTorch")]
+STATUS_TEXT = {
+    "unsupported": "not supported by this attnc yet",
+    "failed": "failed",
+    "skipped": "not run",
+    "wrong": "WRONG RESULT",
+}
+
+
+def load(results_dir):
+    with open(os.path.join(results_dir, "results.json")) as f:
+        results = json.load(f)
+    torch_path = os.path.join(results_dir, "torch.json")
+    torch = {"available": False, "configs": {}, "note": "PyTorch baseline not run"}
+    if os.path.exists(torch_path):
+        with open(torch_path) as f:
+            torch = json.load(f)
+    for c in results["configs"]:
+        t = torch["configs"].get(c["id"])
+        if t is None:
+            t = {"status": "skipped", "note": torch.get("note", "PyTorch baseline not run")}
+        c["impls"]["torch"] = t
+    return results, torch
+
+
+def peak_of(results, threads_key="all"):
+    """The best FP32 peak the machine measured (AVX-512 where present)."""
+    peaks = results["machine"]["peak_gflops"]
+    for isa in ("avx512f", "avx2+fma"):
+        if isa in peaks:
+            return isa, peaks[isa][threads_key]
+    return "none", float("nan")
+
+
+def timed(impl):
+    return impl.get("median_s") if impl.get("status") in ("ok", "wrong") else None
+
+
+def fmt_ms(seconds):
+    ms = seconds * 1e3
+    return "%#.3g" % ms if ms < 10 else "%.1f" % ms if ms < 1000 else "%.0f" % ms
+
+
+def fmt_speedup(base, ours, approx=False):
+    if base is None or ours is None:
+        return "—"
+    return ("~" if approx else "") + "%.2fx" % (base / ours)
+
+
+def roof_cell(config, seconds, results):
+    """% of FMA peak, or for decode: GB/s of K+V read and % of triad."""
+    if config["memory_bound"]:
+        gbs = config["kv_bytes"] / seconds / 1e9
+        return "%.1f GB/s = %.0f%% of triad" % (gbs, 100 * gbs / results["machine"]["triad_gbs"]["all"])
+    _, peak = peak_of(results)
+    return "%.1f%% of peak" % (100 * config["flops"] / seconds / 1e9 / peak)
+
+
+def status_cell(impl):
+    text = STATUS_TEXT.get(impl.get("status"), impl.get("status", "?"))
+    return text
+
+
+def machine_table(results, torch):
+    m = results["machine"]
+    lines = ["| measured in this run | 1 thread | %d threads |" % results["threads"],
+             "|---|---|---|"]
+    for isa, p in m["peak_gflops"].items():
+        lines.append("| FP32 FMA peak, %s | %.0f GFLOP/s | %.0f GFLOP/s |" % (isa, p["1"], p["all"]))
+    t = m["triad_gbs"]
+    lines.append("| STREAM triad bandwidth | %.1f GB/s | %.1f GB/s |" % (t["1"], t["all"]))
+    torch_text = ("PyTorch %s, %s" % (torch.get("version"), torch.get("build", "").lstrip("- "))
+                  if torch.get("available") else torch.get("note", "PyTorch not run"))
+    notes = [
+        "CPU: %s, %d CPUs; every implementation runs on %d pinned thread(s); seed %s; %s." % (
+            m["cpu"], m["cpus"], results["threads"], results["seed"], results["timestamp"]),
+        "OpenBLAS: %s. Vectorized softmax: %s. %s." % (m["openblas"], m["softmax_isa"], torch_text),
+    ]
+    return lines, notes
+
+
+def attnc_table(results):
+    isa, peak = peak_of(results)
+    head = ("| configuration | attnc ms | GFLOP/s | of roof | compile s | vs naive | vs OpenBLAS | vs PyTorch |\n"
+            "|---|---:|---:|---|---:|---:|---:|---:|")
+    rows, notes = [head], []
+    for c in results["configs"]:
+        a = c["impls"]["attnc"]
+        t = timed(a)
+        compile_s = "%.1f" % a["compile_s"] if "compile_s" in a else "—"
+        if t is None:
+            note = a.get("note", "")
+            notes.append("`%s`: %s%s" % (c["id"], status_cell(a), (": " + note) if note else ""))
+            rows.append("| %s | %s | — | — | %s | — | — | — |" % (c["label"], status_cell(a), compile_s))
+            continue
+        label = c["label"] + (" **(WRONG RESULT)**" if a["status"] == "wrong" else "")
+        if a["status"] == "wrong":
+            notes.append("`%s`: %s" % (c["id"], a.get("note", "")))
+        cells = [label, fmt_ms(t), "%.1f" % (c["flops"] / t / 1e9), roof_cell(c, t, results), compile_s]
+        for key, _ in BASELINES:  # no speed-up for a wrong result
+            ok = a["status"] == "ok" and c["impls"][key].get("status") == "ok"
+            single = c["impls"][key].get("runs") == 1
+            cells.append(fmt_speedup(timed(c["impls"][key]), t, single) if ok else "—")
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows, notes
+
+
+def baseline_table(results):
+    head = ("| configuration | naive ms | OpenBLAS ms | OpenBLAS GFLOP/s | PyTorch ms | PyTorch GFLOP/s | "
+            "max error vs reference (naive / OpenBLAS / PyTorch) |\n|---|---:|---:|---:|---:|---:|---|")
+    rows, notes = [head], []
+    for c in results["configs"]:
+        cells = [c["label"]]
+        errs = []
+        for key, name in BASELINES:
+            impl = c["impls"][key]
+            t = timed(impl)
+            if t is None:
+                cells.append(status_cell(impl))
+                if impl.get("note"):
+                    notes.append("`%s`, %s: %s" % (c["id"], name, impl["note"]))
+            else:
+                single = " (1 run)" if impl.get("runs") == 1 else ""
+                cells.append(fmt_ms(t) + single + (" **WRONG**" if impl["status"] == "wrong" else ""))
+                if impl.get("note") and key != "naive":
+                    notes.append("`%s`, %s: %s" % (c["id"], name, impl["note"]))
+            if key != "naive":
+                rate = "—"
+                if t:
+                    rate = "%.1f" % (c["flops"] / t / 1e9)
+                    if c["memory_bound"]:
+                        rate += " (%.1f GB/s)" % (c["kv_bytes"] / t / 1e9)
+                cells.append(rate)
+            err = impl.get("max_err")
+            errs.append("ref" if err is None or err < 0 else "inf/nan" if err >= 1e30 else "%.1e" % err)
+        cells.append(" / ".join(errs) + " (tol %.0e)" % c["tolerance"])
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows, notes
+
+
+def write_table(results_dir, results, torch):
+    m_lines, m_notes = machine_table(results, torch)
+    a_rows, a_notes = attnc_table(results)
+    b_rows, b_notes = baseline_table(results)
+    isa, _ = peak_of(results)
+    out = ["# attnc benchmark, %s%s" % (results["timestamp"], " (--quick)" if results["quick"] else ""), ""]
+    out += m_lines + [""] + ["- " + n for n in m_notes] + [""]
+    out += ["## attnc", "",
+            "Median of >= 5 runs after warm-up. GFLOP/s count 2 per multiply-add over visible (query, key) "
+            "pairs only. *of roof*: %% of the %s FMA peak on all threads, or for decode (memory bound) the "
+            "K+V bytes read per second and %% of triad bandwidth. *vs X*: X's time / attnc's time "
+            "(> 1 means attnc is faster). Compile s: one `attnc -o kernel.so` run." % isa, ""]
+    out += a_rows + [""]
+    if a_notes:
+        out += ["Notes:", ""] + ["- " + n for n in a_notes] + [""]
+    out += ["## Baselines (same inputs; each output checked against attnc's before timing, "
+            "or against the naive loop where attnc did not run)", ""]
+    out += b_rows + [""]
+    if b_notes:
+        out += ["Notes:", ""] + ["- " + n for n in b_notes] + [""]
+    out += ["![roofline](roofline.png)", ""]
+    text = "\n".join(out)
+    with open(os.path.join(results_dir, "table.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+def write_roofline(results_dir, results):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = results["machine"]
+    isa, peak_all = peak_of(results, "all")
+    _, peak_one = peak_of(results, "1")
+    bw_all, bw_one = m["triad_gbs"]["all"], m["triad_gbs"]["1"]
+    fig, ax = plt.subplots(figsize=(9, 6))
+    xs = [10 ** (e / 20) for e in range(-20, 81)]  # 0.1 .. 10^4 FLOP/byte
+    ax.plot(xs, [min(peak_all, x * bw_all) for x in xs], "k-",
+            label="roof, %d threads: %.0f GFLOP/s %s, %.1f GB/s triad" % (results["threads"], peak_all, isa, bw_all))
+    ax.plot(xs, [min(peak_one, x * bw_one) for x in xs], "k--",
+            label="roof, 1 thread: %.0f GFLOP/s, %.1f GB/s" % (peak_one, bw_one))
+    styles = {"attnc": ("o", "tab:red", "attnc"), "openblas": ("s", "tab:blue", "OpenBLAS"),
+              "torch": ("^", "tab:green", "PyTorch"), "naive": ("x", "tab:gray", "naive loop")}
+    for key, (marker, color, name) in styles.items():
+        pts = []
+        for c in results["configs"]:
+            t = timed(c["impls"][key])
+            if t and c["impls"][key]["status"] == "ok":  # a wrong result is not plotted
+                pts.append((c["flops"] / c["bytes"], c["flops"] / t / 1e9, c["id"]))
+        if not pts:
+            continue
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=color, label=name, zorder=3)
+        if key == "attnc" or (key == "openblas" and not any(timed(c["impls"]["attnc"]) for c in results["configs"])):
+            for x, y, cid in pts:
+                ax.annotate(cid, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of inputs + output)")
+    ax.set_ylabel("GFLOP/s (visible pairs only)")
+    ax.set_title("attnc roofline, %s" % results["timestamp"])
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(os.path.join(results_dir, "roofline.png"), dpi=120)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    results_dir = sys.argv[1]
+    results, torch = load(results_dir)
+    text = write_table(results_dir, results, torch)
+    try:
+        write_roofline(results_dir, results)
+    except ImportError as e:
+        print("report.py: no roofline (%s); apt-get install python3-matplotlib" % e, file=sys.stderr)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

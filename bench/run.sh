@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+#===- bench/run.sh - Build and run attnc's benchmark, print the table ------===#
+#
+# One command: builds attnc-bench (and attnc, if it builds), measures the
+# machine, checks and times attnc's kernels against the naive loop, OpenBLAS
+# and PyTorch (when Debian's python3-torch is installed), and writes
+# bench/results/<timestamp>/{table.md,results.json,torch.json,roofline.png}.
+# See docs/benchmarks.md for how to read the result.
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: bench/run.sh [BUILD_DIR] [--quick] [--keep-inputs] [attnc-bench options...]
+
+  BUILD_DIR       CMake build folder (default: build); configured if empty
+  --quick         smoke test: one configuration of each kind (~1-2 minutes)
+  --keep-inputs   keep the .npy inputs under RESULTS/work (deleted by default)
+  other options go to attnc-bench, e.g. --threads 1, --only mha_n2048,decode_lk32768_g8,
+  --baselines-only, --naive-max-gflop 20 (see build/bin/attnc-bench --help)
+USAGE
+}
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+python="${ATTNC_PYTHON:-/usr/bin/python3}"   # Debian's, with numpy/matplotlib/torch
+
+build="$root/build"
+if [[ $# -gt 0 && $1 != -* ]]; then
+  build="$(realpath -m "$1")"
+  shift
+fi
+keep=0
+bench_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --keep-inputs) keep=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) bench_args+=("$arg") ;;
+  esac
+done
+
+jobs="${ATTNC_BUILD_JOBS:-2}"
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release
+fi
+echo "== building attnc-bench in $build" >&2
+cmake --build "$build" --target attnc-bench -j "$jobs"
+
+attnc_args=()
+echo "== building attnc" >&2
+if cmake --build "$build" --target attnc -j "$jobs" >"$build/attnc-build.log" 2>&1 \
+   && [[ -x "$build/bin/attnc" ]]; then
+  attnc_args=(--attnc "$build/bin/attnc" --kernels "$here/kernels.attn")
+else
+  echo "note: attnc did not build (see $build/attnc-build.log);" \
+       "measuring the machine and the baselines only" >&2
+fi
+
+out="$here/results/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+"$build/bin/attnc-bench" --out "$out" "${attnc_args[@]}" "${bench_args[@]}"
+
+if [[ -x "$python" ]]; then
+  "$python" "$here/torch_baseline.py" "$out" ||
+    echo "warning: the PyTorch baseline failed; its column stays empty" >&2
+  "$python" "$here/report.py" "$out" >/dev/null
+else
+  echo "warning: $python not found: no PyTorch baseline, table or roofline" >&2
+fi
+[[ $keep == 1 ]] || rm -rf "$out/work"
+
+echo >&2
+[[ -f "$out/table.md" ]] && cat "$out/table.md"
+echo >&2
+echo "results: $out" >&2

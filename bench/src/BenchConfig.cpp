@@ -1,0 +1,212 @@
+//===- BenchConfig.cpp - Check and time every implementation of one config ===//
+//
+// Correctness comes before speed: nothing is timed until its output has been
+// compared. The naive loop is the independent referee; on configurations too
+// large to run it whole it computes only the first and last 32 query rows of
+// every head, which still covers the mask's edge cases. A disagreement beyond
+// 1e-4 * max(1, max |ref|) (LANGUAGE.md's accuracy bound, as max |ref| <=
+// max |v|) marks the implementation "wrong" and is printed.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/src/BenchConfig.h"
+
+#include "bench/src/AttncKernel.h"
+#include "bench/src/BlasAttention.h"
+#include "bench/src/Json.h"
+#include "bench/src/Naive.h"
+#include "bench/src/Npy.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+
+namespace attnc_bench {
+
+static constexpr int64_t kCheckRows = 32;
+
+// Largest |a - b| over the rows `checked` accepts (rows of width `width`,
+// query index = row % Lq); nan anywhere counts as infinitely wrong.
+static double maxDiff(const std::vector<float> &a, const std::vector<float> &b,
+                      int64_t width, int64_t Lq, bool allRows) {
+  double worst = 0;
+  int64_t rows = int64_t(a.size()) / width;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t i = r % Lq;
+    if (!allRows && i >= kCheckRows && i < Lq - kCheckRows)
+      continue;
+    for (int64_t d = 0; d < width; ++d) {
+      double diff = std::fabs(double(a[r * width + d]) - double(b[r * width + d]));
+      if (!(diff <= worst))
+        worst = std::isnan(diff) ? std::numeric_limits<double>::infinity() : diff;
+    }
+  }
+  return worst;
+}
+
+static double maxAbs(const std::vector<float> &a) {
+  double m = 0;
+  for (float x : a)
+    m = std::fmax(m, std::fabs(double(x)));
+  return m;
+}
+
+static void loud(const Config &c, const std::string &what) {
+  std::fprintf(stderr, "\n!!! %s: %s\n\n", c.id.c_str(), what.c_str());
+}
+
+static std::string gflop(double flops) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", flops / 1e9);
+  return buf;
+}
+
+static void writeTorchInputs(const Config &c, const Options &o,
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<float> *ref,
+                             const ConfigResult &r) {
+  std::string dir = o.outDir + "/work/" + c.id;
+  mkdir((o.outDir + "/work").c_str(), 0755);
+  mkdir(dir.c_str(), 0755);
+  JsonWriter meta;
+  meta.beginObject().field("id", c.id).field("kind", c.kindName())
+      .field("mask", c.maskName()).field("window", c.window)
+      .field("B", c.B).field("H", c.H).field("G", c.G).field("Lq", c.Lq)
+      .field("Lk", c.Lk).field("D", c.D).field("Dv", c.Dv)
+      .field("hidden", c.hidden).field("model_dim", c.modelDim)
+      .field("scale", double(c.scale())).field("tolerance", r.tolerance)
+      .field("ref_source", r.refSource).field("threads", o.threads);
+  meta.key("inputs").beginArray();
+  for (const Tensor &t : inputs) {
+    writeNpy(dir + "/" + t.name + ".npy", t.shape, t.data.data());
+    meta.value(t.name);
+  }
+  meta.endArray();
+  if (ref)
+    writeNpy(dir + "/ref.npy", outputShape(c), ref->data());
+  meta.field("has_ref", ref != nullptr).endObject();
+  std::ofstream(dir + "/meta.json") << meta.str() << "\n";
+}
+
+ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
+  ConfigResult r;
+  std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
+  AttncKernel::Inputs args;
+  for (const Tensor &t : inputs)
+    args.push_back({t.name, t.data.data()});
+  int64_t outSize = 1;
+  for (int64_t d : outputShape(c))
+    outSize *= d;
+  const int64_t width = outputShape(c).back();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> outA(outSize, nan), outN(outSize, nan), outB(outSize, nan);
+
+  // --- attnc: compile (timed) and one run --------------------------------
+  std::unique_ptr<AttncKernel> kernel;
+  auto runAttnc = [&] { return kernel->run(args, outA.data(), c.B, c.Lq, c.Lk); };
+  if (o.attnc.empty()) {
+    r.attnc.note = "no attnc binary (baselines only)";
+  } else {
+    std::string err, src = extractKernel(o.kernelsText, c.kernel, err);
+    if (src.empty()) {
+      r.attnc.status = "failed";
+      r.attnc.note = err;
+    } else {
+      std::string dir = o.outDir + "/kernels";
+      mkdir(dir.c_str(), 0755);
+      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.kernel, dir);
+      r.attnc.compileSeconds = kernel->compileSeconds();
+      r.attnc.status = kernel->status();
+      r.attnc.note = kernel->message();
+      if (kernel->ok()) {
+        int rc = runAttnc();
+        if (rc != 0) {
+          r.attnc.status = "failed";
+          r.attnc.note = rc == -1000 ? kernel->message()
+                                     : c.kernel + "_run returned " + std::to_string(rc);
+        }
+      }
+    }
+  }
+  const bool attncRuns = r.attnc.status == "ok";
+
+  // --- the naive referee, whole or on the first and last rows -------------
+  const bool naiveWhole = c.kind != Kind::Sdpa || c.Lq <= 2 * kCheckRows ||
+                          c.flops() <= o.naiveMaxFlops;
+  r.checkRows = naiveWhole ? "all" : "first and last 32 query rows of every head";
+  if (naiveWhole) {
+    naiveAttention(c, inputs, outN.data(), pool, 0, c.Lq);
+  } else {
+    naiveAttention(c, inputs, outN.data(), pool, 0, kCheckRows);
+    naiveAttention(c, inputs, outN.data(), pool, c.Lq - kCheckRows, c.Lq);
+  }
+
+  // --- OpenBLAS, one run --------------------------------------------------
+  BlasAttention blas(c, pool);
+  blas.run(inputs, outB.data());
+
+  // --- checks, before any timing ------------------------------------------
+  // attnc's output is the reference once it agrees with the naive loop;
+  // otherwise the naive loop is (on the rows it computed).
+  r.tolerance = 1e-4 * std::fmax(1.0, maxAbs(outN));
+  r.naive.status = "ok";
+  r.blas.status = "ok";
+  bool attncAgrees = false;
+  if (attncRuns) {
+    r.attnc.maxErr = maxDiff(outA, outN, width, c.Lq, naiveWhole);
+    r.attnc.checkedAgainst = "naive";
+    attncAgrees = r.attnc.maxErr <= r.tolerance;
+    if (attncAgrees) {
+      r.naive.maxErr = r.attnc.maxErr;
+      r.naive.checkedAgainst = "attnc";
+    }
+    if (!attncAgrees) {
+      r.attnc.status = "wrong";
+      r.attnc.note = "attnc disagrees with the naive loop: max |diff| " +
+                     std::to_string(r.attnc.maxErr);
+      loud(c, r.attnc.note);
+    }
+  }
+  const std::vector<float> &ref = attncAgrees ? outA : outN;
+  r.blas.maxErr = maxDiff(outB, ref, width, c.Lq, attncAgrees || naiveWhole);
+  r.blas.checkedAgainst = attncAgrees ? "attnc" : "naive";
+  if (!(r.blas.maxErr <= r.tolerance)) {
+    r.blas.status = "wrong";
+    r.blas.note = "OpenBLAS baseline disagrees with " + r.blas.checkedAgainst +
+                  ": max |diff| " + std::to_string(r.blas.maxErr);
+    loud(c, r.blas.note);
+  }
+  const std::vector<float> *torchRef = nullptr;
+  if (attncAgrees) {
+    torchRef = &outA;
+    r.refSource = "attnc";
+  } else if (r.blas.status == "ok") {
+    torchRef = &outB;
+    r.refSource = naiveWhole ? "OpenBLAS (agrees with naive)"
+                             : "OpenBLAS (agrees with naive on checked rows)";
+  }
+  if (o.torchInputs)
+    writeTorchInputs(c, o, inputs, torchRef, r);
+
+  // --- timing -------------------------------------------------------------
+  if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
+    r.attnc.timing = timeIt([&] { runAttnc(); });
+    r.attnc.timed = true;
+    kernel->releaseThreads();
+  }
+  if (c.flops() <= o.naiveMaxFlops) {
+    r.naive.timing = timeIt([&] { naiveAttention(c, inputs, outN.data(), pool, 0, c.Lq); });
+    r.naive.timed = true;
+  } else {
+    r.naive.note = "checked, not timed: " + gflop(c.flops()) +
+                   " GFLOP per run is above the naive budget (--naive-max-gflop)";
+  }
+  r.blas.timing = timeIt([&] { blas.run(inputs, outB.data()); });
+  r.blas.timed = true;
+  return r;
+}
+
+} // namespace attnc_bench

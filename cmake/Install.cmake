@@ -1,0 +1,22 @@
+# Install rules for the package: tools, the CMake package config with
+# attnc_add_kernel(), and (from runtime/) the runtime library and headers.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ATTNC_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attnc)
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/attncConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/attncConfig.cmake
+  INSTALL_DESTINATION ${ATTNC_CMAKE_INSTALL_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/attncConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/attncConfig.cmake
+  ${PROJECT_BINARY_DIR}/attncConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/AttncAddKernel.cmake
+  DESTINATION ${ATTNC_CMAKE_INSTALL_DIR})
+if(TARGET attnrt)
+  install(EXPORT attncTargets NAMESPACE attnc:: DESTINATION ${ATTNC_CMAKE_INSTALL_DIR} OPTIONAL)
+endif()

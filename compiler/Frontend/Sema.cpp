@@ -1,0 +1,763 @@
+//===- Sema.cpp - From parsed kernels to checked KernelSpecs --------------===//
+//
+// One resolver per field, listed in kFields with the forms it accepts (the
+// table messages quote). Resolvers run in table order, so later fields may
+// read earlier ones (the default scale reads key_dim and score). Cross-field
+// rules run last, and only when the fields they relate resolved cleanly, so
+// one mistake gives one error.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/Sema.h"
+
+#include "compiler/Frontend/ASTDump.h"
+#include "compiler/Frontend/Limits.h"
+#include "compiler/Frontend/SemaExpr.h"
+#include "compiler/Frontend/Signature.h"
+#include "compiler/Frontend/Suggest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace attnc {
+
+namespace {
+
+class KernelSema;
+using Resolver = bool (KernelSema::*)(const FieldAST *field);
+
+struct FieldInfo {
+  const char *name;
+  const char *forms;
+  Resolver resolve; // called with nullptr when the field is absent
+};
+
+extern const FieldInfo kFields[];
+extern const size_t kNumFields;
+
+const char *const kDropoutMessage =
+    "dropout is a training-time operation; attnc generates inference kernels";
+
+const std::vector<std::string> kCKeywords = {
+    "auto",     "break",    "case",     "char",   "const",    "continue", "default",
+    "do",       "double",   "else",     "enum",   "extern",   "float",    "for",
+    "goto",     "if",       "inline",   "int",    "long",     "register", "restrict",
+    "return",   "short",    "signed",   "sizeof", "static",   "struct",   "switch",
+    "typedef",  "union",    "unsigned", "void",   "volatile", "while",    "_Bool",
+    "_Complex", "_Imaginary", "_Alignas", "_Alignof", "_Atomic", "_Generic",
+    "_Noreturn", "_Static_assert", "_Thread_local", "bool", "true", "false"};
+
+std::string powerOfTwoText(int64_t value) {
+  int bits = 0;
+  while ((int64_t(1) << bits) < value && bits < 62)
+    ++bits;
+  if ((int64_t(1) << bits) == value)
+    return " = 2^" + std::to_string(bits);
+  if (value == INT32_MAX)
+    return " = 2^31-1";
+  return "";
+}
+
+/// Resolves one kernel; see analyzeKernel.
+class KernelSema {
+public:
+  KernelSema(const KernelAST &kernel, DiagnosticEngine &diag) : kernel_(kernel), diag_(diag) {}
+
+  std::optional<KernelSpec> run(const std::vector<const FieldAST *> &overrides) {
+    unsigned errorsBefore = diag_.errorCount();
+    spec_.name = kernel_.name;
+    spec_.loc = kernel_.loc;
+    collectFields(overrides);
+    for (size_t f = 0; f < kNumFields; ++f) {
+      const FieldInfo &info = kFields[f];
+      auto it = fields_.find(info.name);
+      const FieldAST *field = it == fields_.end() ? nullptr : it->second;
+      if (field)
+        spec_.givenFields.push_back({info.name, field->valueLoc});
+      if (!(this->*info.resolve)(field))
+        failed_.insert(info.name);
+      if (std::string(info.name) == "outputs")
+        checkInputs(); // after `project` (for 'M'), before the expressions
+    }
+    checkCrossFieldRules();
+    if (diag_.errorCount() != errorsBefore)
+      return std::nullopt;
+    return std::move(spec_);
+  }
+
+  // Resolvers, one per field (kFields).
+  bool resolveHeads(const FieldAST *f) { return dimField(f, 1, spec_.heads); }
+  bool resolveKvHeads(const FieldAST *f) {
+    return dimField(f, spec_.heads, spec_.kvHeads);
+  }
+  bool resolveHeadDim(const FieldAST *f) {
+    if (!f) {
+      diag_.error(kernel_.loc, "kernel " + quote(kernel_.name) +
+                                   " has no 'head_dim'; it is required (e.g. 'head_dim = 64')");
+      return false;
+    }
+    return dimField(f, 0, spec_.headDim);
+  }
+  bool resolveKeyDim(const FieldAST *f) {
+    return dimField(f, spec_.headDim, spec_.keyDim) && (f || spec_.headDim);
+  }
+  bool resolveValueDim(const FieldAST *f) {
+    return dimField(f, spec_.headDim, spec_.valueDim) && (f || spec_.headDim);
+  }
+  bool resolveBatch(const FieldAST *f) { return sizeField(f, "batch", spec_.batch); }
+  bool resolveSeqQ(const FieldAST *f) { return sizeField(f, "seq_q", spec_.seqQ); }
+  bool resolveSeqK(const FieldAST *f) { return sizeField(f, "seq_k", spec_.seqK); }
+
+  bool resolveProject(const FieldAST *f) {
+    static const std::vector<std::pair<std::string, ProjectKind>> kinds = {
+        {"none", ProjectKind::None},       {"self_qkv", ProjectKind::SelfQKV},
+        {"qkv", ProjectKind::QKV},         {"qkv_out", ProjectKind::QKVOut},
+        {"self_qkv_out", ProjectKind::SelfQKVOut}};
+    return enumField(f, "project", kinds, spec_.project);
+  }
+  bool resolveModelDim(const FieldAST *f) {
+    if (!f)
+      return true; // required with `project`: checked with the cross-field rules
+    return dimField(f, 0, spec_.modelDim);
+  }
+  bool resolveProjBias(const FieldAST *f) {
+    if (!f)
+      return true;
+    if (!singleValue(*f))
+      return false;
+    if (f->value->kind != ExprKind::BoolLit)
+      return badValue(*f, {"true", "false"});
+    spec_.projBias = f->value->boolValue;
+    return true;
+  }
+  bool resolvePositional(const FieldAST *f) {
+    static const std::vector<std::pair<std::string, PositionalKind>> kinds = {
+        {"none", PositionalKind::None}, {"sinusoidal", PositionalKind::Sinusoidal}};
+    return enumField(f, "positional", kinds, spec_.positional);
+  }
+  bool resolveLayout(const FieldAST *f) {
+    static const std::vector<std::pair<std::string, Layout>> kinds = {{"bhsd", Layout::BHSD},
+                                                                      {"bshd", Layout::BSHD}};
+    return enumField(f, "layout", kinds, spec_.layout);
+  }
+  bool resolveDtype(const FieldAST *f) {
+    if (!f)
+      return true;
+    if (!singleValue(*f))
+      return false;
+    const Expr &v = *f->value;
+    if (v.kind == ExprKind::Name && v.name == "f32")
+      return true;
+    if (v.kind == ExprKind::Name && (v.name == "f16" || v.name == "bf16")) {
+      diag_.error(v.loc, "dtype " + quote(v.name) +
+                             " is not supported in version 1; accepted: f32");
+      return false;
+    }
+    return badValue(*f, {"f32"});
+  }
+  bool resolveOutputs(const FieldAST *f);
+  bool resolveScore(const FieldAST *f);
+  bool resolveScale(const FieldAST *f);
+  bool resolveSoftcap(const FieldAST *f);
+  bool resolveBias(const FieldAST *f);
+  bool resolveMask(const FieldAST *f);
+
+private:
+  void collectFields(const std::vector<const FieldAST *> &overrides);
+  void checkInputs();
+  void checkCrossFieldRules();
+  void checkArgumentSizes();
+  bool failed(const char *field) const { return failed_.count(field) != 0; }
+  SourceLoc locOf(const char *field) const {
+    auto it = fields_.find(field);
+    return it == fields_.end() ? kernel_.loc : it->second->valueLoc;
+  }
+  bool given(const char *field) const { return fields_.count(field) != 0; }
+  ExprScope scope(ExprContext context, const char *field) const {
+    return {context, field, &spec_.inputs, &spec_};
+  }
+
+  /// Reports a second value of a single-valued field.
+  bool singleValue(const FieldAST &f) {
+    if (f.moreValues.empty())
+      return true;
+    const Expr &extra = *f.moreValues.front();
+    diag_.error(extra.loc, f.separator == '&'
+                               ? "'&' joins masks and is only allowed in 'mask'"
+                               : "field " + quote(f.name) +
+                                     " takes one value; ',' only separates the items of "
+                                     "'outputs'");
+    return false;
+  }
+
+  /// "invalid value 'x' for 'layout'; expected one of: bhsd, bshd; did you mean ...?"
+  bool badValue(const FieldAST &f, const std::vector<std::string> &words) {
+    const Expr &v = *f.value;
+    std::string message = "invalid value " + quote(f.text) + " for " + quote(f.name) +
+                          "; expected " + acceptedForms(f.name);
+    if (v.kind == ExprKind::Name)
+      message += didYouMean(v.name, words);
+    diag_.error(v.loc, message);
+    return false;
+  }
+
+  /// An integer in [1, max]: heads, kv_heads, head_dim, key_dim, value_dim, model_dim.
+  bool dimField(const FieldAST *f, int64_t defaultValue, int64_t &out) {
+    out = defaultValue;
+    if (!f)
+      return true;
+    return integerValue(*f, limits::kMaxDim, out);
+  }
+
+  bool integerValue(const FieldAST &f, int64_t max, int64_t &out) {
+    if (!singleValue(f))
+      return false;
+    const Expr &v = *f.value;
+    bool negative = v.kind == ExprKind::Unary && v.unaryOp == UnaryOp::Neg &&
+                    v.operands[0]->kind == ExprKind::IntLit;
+    if (v.kind != ExprKind::IntLit && !negative)
+      return badValue(f, {});
+    if (negative || v.intValue < 1) {
+      diag_.error(v.loc, quote(f.name) + " must be an integer >= 1, but it is " +
+                             quote(f.text));
+      return false;
+    }
+    if (v.intValue > max) {
+      diag_.error(v.loc, quote(f.name) + " is too large: " + std::to_string(v.intValue) +
+                             " (the maximum is " + std::to_string(max) +
+                             powerOfTwoText(max) + ")");
+      return false;
+    }
+    out = v.intValue;
+    return true;
+  }
+
+  /// batch, seq_q, seq_k: an integer, `dynamic`, or (seq_k) `seq_q`.
+  bool sizeField(const FieldAST *f, const char *name, SizeSpec &out) {
+    out = SizeSpec{};
+    if (!f)
+      return true;
+    if (!singleValue(*f))
+      return false;
+    const Expr &v = *f->value;
+    bool isSeqK = std::string(name) == "seq_k";
+    if (v.kind == ExprKind::Name) {
+      if (v.name == "dynamic")
+        return true;
+      if (isSeqK && v.name == "seq_q") {
+        out.kind = SizeSpec::SameAsSeqQ;
+        out.value = spec_.seqQ.value;
+        return true;
+      }
+      std::vector<std::string> words = {"dynamic"};
+      if (isSeqK)
+        words.push_back("seq_q");
+      return badValue(*f, words);
+    }
+    int64_t value = 0;
+    if (!integerValue(*f, limits::kMaxSeq, value))
+      return false;
+    out.kind = SizeSpec::Fixed;
+    out.value = value;
+    return true;
+  }
+
+  template <typename Enum>
+  bool enumField(const FieldAST *f, const char *name,
+                 const std::vector<std::pair<std::string, Enum>> &kinds, Enum &out) {
+    (void)name;
+    if (!f)
+      return true;
+    if (!singleValue(*f))
+      return false;
+    const Expr &v = *f->value;
+    std::vector<std::string> words;
+    for (const auto &kind : kinds) {
+      words.push_back(kind.first);
+      if (v.kind == ExprKind::Name && v.name == kind.first) {
+        out = kind.second;
+        return true;
+      }
+    }
+    return badValue(*f, words);
+  }
+
+  bool maskTerm(const Expr &term, SourceLoc start, std::map<MaskKind, SourceLoc> &seen);
+
+  const KernelAST &kernel_;
+  DiagnosticEngine &diag_;
+  KernelSpec spec_;
+  std::map<std::string, const FieldAST *> fields_;
+  std::set<std::string> failed_;
+};
+
+void KernelSema::collectFields(const std::vector<const FieldAST *> &overrides) {
+  const std::vector<std::string> &known = knownFieldNames();
+  for (const FieldAST &field : kernel_.fields) {
+    if (field.name == "dropout") {
+      diag_.error(field.nameLoc, kDropoutMessage);
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), field.name) == known.end()) {
+      std::string suggestion = closestMatch(field.name, known);
+      diag_.error(field.nameLoc,
+                  "unknown field " + quote(field.name) +
+                      (suggestion.empty() ? " (fields: " + joinList(known) + ")"
+                                          : "; did you mean '" + suggestion + "'?"));
+      continue;
+    }
+    auto [it, inserted] = fields_.insert({field.name, &field});
+    if (!inserted) {
+      diag_.error(field.nameLoc, "field " + quote(field.name) + " is given twice");
+      diag_.note(it->second->nameLoc, "first defined here");
+    }
+  }
+  for (const FieldAST *field : overrides)
+    fields_[field->name] = field;
+}
+
+void KernelSema::checkInputs() {
+  std::map<std::string, SourceLoc> seen;
+  const std::vector<std::string> &reserved = reservedInputNames();
+  const std::vector<std::string> &sizes = sizeNames();
+  if (kernel_.inputs.size() > limits::kMaxInputs) {
+    diag_.error(kernel_.inputs[limits::kMaxInputs].loc,
+                "too many inputs (the maximum is " + std::to_string(limits::kMaxInputs) + ")");
+    return;
+  }
+  bool ok = true;
+  for (const InputAST &input : kernel_.inputs) {
+    if (std::find(reserved.begin(), reserved.end(), input.name) != reserved.end()) {
+      diag_.error(input.loc, "input name " + quote(input.name) +
+                                 " is reserved (an index variable, size, function or "
+                                 "kernel argument); choose another name");
+      ok = false;
+    } else if (std::find(kCKeywords.begin(), kCKeywords.end(), input.name) !=
+               kCKeywords.end()) {
+      diag_.error(input.loc, "input name " + quote(input.name) +
+                                 " is a C keyword and cannot name an argument");
+      ok = false;
+    }
+    auto [it, inserted] = seen.insert({input.name, input.loc});
+    if (!inserted) {
+      diag_.error(input.loc, "input " + quote(input.name) + " is declared twice");
+      diag_.note(it->second, "first defined here");
+      ok = false;
+    }
+    for (const DimAST &dim : input.dims) {
+      if (dim.sizeName.empty()) {
+        if (dim.value < 1 || dim.value > limits::kMaxSeq) {
+          diag_.error(dim.loc, "dimension " + std::to_string(dim.value) + " of input " +
+                                   quote(input.name) + " must be between 1 and " +
+                                   std::to_string(limits::kMaxSeq));
+          ok = false;
+        }
+      } else if (std::find(sizes.begin(), sizes.end(), dim.sizeName) == sizes.end()) {
+        diag_.error(dim.loc, "unknown size " + quote(dim.sizeName) + " in the shape of input " +
+                                 quote(input.name) + "; sizes are B, H, G, Lq, Lk, D, Dk, Dv, M" +
+                                 didYouMean(dim.sizeName, sizes));
+        ok = false;
+      } else if (dim.sizeName == "M" && spec_.project == ProjectKind::None) {
+        diag_.error(dim.loc, "size 'M' (model_dim) only exists with 'project'");
+        ok = false;
+      }
+    }
+  }
+  // Expressions may still use the inputs after an error here; keep them all.
+  for (const InputAST &input : kernel_.inputs)
+    spec_.inputs.push_back(input);
+  if (!ok)
+    failed_.insert("input");
+}
+
+bool KernelSema::resolveOutputs(const FieldAST *f) {
+  if (!f)
+    return true;
+  if (f->separator == '&') {
+    diag_.error(f->moreValues.front()->loc,
+                "'&' joins masks; separate outputs with ',' (e.g. 'outputs = out, lse')");
+    return false;
+  }
+  std::vector<const Expr *> items = {f->value.get()};
+  for (const ExprPtr &e : f->moreValues)
+    items.push_back(e.get());
+  std::map<std::string, SourceLoc> seen;
+  bool ok = true;
+  for (size_t n = 0; n < items.size(); ++n) {
+    const Expr &item = *items[n];
+    bool known = item.kind == ExprKind::Name &&
+                 (item.name == "out" || item.name == "weights" || item.name == "lse");
+    if (!known) {
+      std::string message = "invalid output; expected " + std::string(acceptedForms("outputs"));
+      if (item.kind == ExprKind::Name)
+        message = "unknown output " + quote(item.name) + "; expected " +
+                  acceptedForms("outputs") + didYouMean(item.name, {"out", "weights", "lse"});
+      diag_.error(item.loc, message);
+      ok = false;
+      continue;
+    }
+    if (n == 0 && item.name != "out") {
+      diag_.error(item.loc, "'outputs' must start with 'out' (e.g. 'outputs = out, " +
+                                item.name + "')");
+      ok = false;
+    }
+    if (n > 0 && item.name == "out") {
+      diag_.error(item.loc, "'out' must come first in 'outputs'");
+      ok = false;
+    }
+    auto [it, inserted] = seen.insert({item.name, item.loc});
+    if (!inserted) {
+      diag_.error(item.loc, "output " + quote(item.name) + " is listed twice");
+      diag_.note(it->second, "first defined here");
+      ok = false;
+    }
+    spec_.outputWeights |= item.name == "weights";
+    spec_.outputLse |= item.name == "lse";
+  }
+  return ok;
+}
+
+bool KernelSema::resolveScore(const FieldAST *f) {
+  if (!f)
+    return true;
+  if (!singleValue(*f))
+    return false;
+  const Expr &v = *f->value;
+  static const std::vector<std::string> words = {"dot", "scaled_dot", "additive", "general"};
+  ExprScope exprScope = scope(ExprContext::Score, "score");
+  if (v.kind == ExprKind::Name) {
+    if (v.name == "dot") { spec_.score = ScoreKind::Dot; return true; }
+    if (v.name == "scaled_dot") { spec_.score = ScoreKind::ScaledDot; return true; }
+    if (v.name == "general") { spec_.score = ScoreKind::General; return true; }
+    if (v.name == "additive") {
+      diag_.error(v.loc, "'additive' needs its hidden size: 'additive(hidden = N)'");
+      return false;
+    }
+    if (!isExpressionName(v.name, exprScope))
+      return badValue(*f, words);
+  }
+  if (v.kind == ExprKind::Call && v.name == "additive") {
+    if (v.operands.size() != 1 || v.operands[0]->argName != "hidden") {
+      diag_.error(v.loc, "'additive' takes its hidden size as 'additive(hidden = N)'");
+      return false;
+    }
+    const Expr &n = *v.operands[0];
+    if (n.kind != ExprKind::IntLit || n.intValue < 1 || n.intValue > limits::kMaxDim) {
+      diag_.error(n.loc, "the hidden size of 'additive' must be an integer between 1 and " +
+                             std::to_string(limits::kMaxDim));
+      return false;
+    }
+    spec_.score = ScoreKind::Additive;
+    spec_.additiveHidden = n.intValue;
+    return true;
+  }
+  ExprPtr expr = v.clone();
+  ExprType type = checkExpr(*expr, exprScope, diag_);
+  if (type == ExprType::Unknown)
+    return false;
+  if (type == ExprType::Bool) {
+    diag_.error(f->valueLoc, "'score' must be a number, but this expression is a boolean");
+    return false;
+  }
+  spec_.score = ScoreKind::Custom;
+  spec_.scoreExpr = std::move(expr);
+  return true;
+}
+
+bool KernelSema::resolveScale(const FieldAST *f) {
+  if (!f) {
+    // 1/sqrt(key_dim) for scaled_dot, else 1.
+    spec_.scale = spec_.score == ScoreKind::ScaledDot && spec_.keyDim > 0
+                      ? 1.0 / std::sqrt(double(spec_.keyDim))
+                      : 1.0;
+    return true;
+  }
+  if (!singleValue(*f))
+    return false;
+  ExprScope exprScope = scope(ExprContext::Constant, "scale");
+  ExprPtr expr = f->value->clone();
+  ExprType type = checkExpr(*expr, exprScope, diag_);
+  if (type == ExprType::Unknown)
+    return false;
+  if (type == ExprType::Bool) {
+    diag_.error(f->valueLoc, "'scale' must be a number, but this expression is a boolean");
+    return false;
+  }
+  double value = 0;
+  if (!evaluateConstant(*expr, f->valueLoc, exprScope, diag_, value))
+    return false;
+  spec_.scale = value;
+  spec_.scaleExplicit = true;
+  return true;
+}
+
+bool KernelSema::resolveSoftcap(const FieldAST *f) {
+  if (!f)
+    return true;
+  if (!singleValue(*f))
+    return false;
+  ExprScope exprScope = scope(ExprContext::Constant, "softcap");
+  ExprPtr expr = f->value->clone();
+  ExprType type = checkExpr(*expr, exprScope, diag_);
+  if (type == ExprType::Unknown)
+    return false;
+  double value = 0;
+  if (type == ExprType::Bool) {
+    diag_.error(f->valueLoc, "'softcap' must be a positive number, but this expression is "
+                             "a boolean");
+    return false;
+  }
+  if (!evaluateConstant(*expr, f->valueLoc, exprScope, diag_, value))
+    return false;
+  if (!(value > 0)) {
+    diag_.error(f->valueLoc, "'softcap' must be a positive constant, but " + quote(f->text) +
+                                 " is " + formatDouble(value));
+    return false;
+  }
+  spec_.softcap = value;
+  return true;
+}
+
+bool KernelSema::resolveBias(const FieldAST *f) {
+  if (!f)
+    return true;
+  if (!singleValue(*f))
+    return false;
+  const Expr &v = *f->value;
+  ExprScope exprScope = scope(ExprContext::Bias, "bias");
+  if (v.kind == ExprKind::Name) {
+    if (v.name == "none") { spec_.bias = BiasKind::None; return true; }
+    if (v.name == "alibi") { spec_.bias = BiasKind::Alibi; return true; }
+    if (!isExpressionName(v.name, exprScope) && v.name != "s")
+      return badValue(*f, {"none", "alibi"});
+  }
+  ExprPtr expr = v.clone();
+  ExprType type = checkExpr(*expr, exprScope, diag_);
+  if (type == ExprType::Unknown)
+    return false;
+  if (type == ExprType::Bool) {
+    diag_.error(f->valueLoc, "'bias' must be a number, but this expression is a boolean");
+    return false;
+  }
+  spec_.bias = BiasKind::Custom;
+  spec_.biasExpr = std::move(expr);
+  return true;
+}
+
+/// One term of a mask conjunction.
+bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
+                          std::map<MaskKind, SourceLoc> &seen) {
+  ExprScope exprScope = scope(ExprContext::Mask, "mask");
+  static const std::vector<std::string> words = {"none", "causal", "valid_len", "window",
+                                                 "input"};
+  MaskTerm result;
+  result.loc = start;
+  if (term.kind == ExprKind::Name && !isExpressionName(term.name, exprScope)) {
+    if (term.name == "causal") {
+      result.kind = MaskKind::Causal;
+    } else if (term.name == "valid_len") {
+      result.kind = MaskKind::ValidLen;
+    } else if (term.name == "input") {
+      result.kind = MaskKind::Input;
+    } else if (term.name == "window") {
+      diag_.error(term.loc, "'window' needs its width: 'window(W)'");
+      return false;
+    } else if (term.name == "none") {
+      diag_.error(term.loc, "'none' cannot be combined with other masks");
+      return false;
+    } else {
+      diag_.error(term.loc, "invalid mask " + quote(term.name) + "; expected " +
+                                acceptedForms("mask") + didYouMean(term.name, words));
+      return false;
+    }
+  } else if (term.kind == ExprKind::Call && term.name == "window") {
+    const Expr *w = term.operands.size() == 1 ? term.operands[0].get() : nullptr;
+    if (!w || !w->argName.empty() || w->kind != ExprKind::IntLit || w->intValue < 1 ||
+        w->intValue > limits::kMaxSeq) {
+      diag_.error(w ? w->loc : term.loc,
+                  "'window(W)' takes one integer width W between 1 and " +
+                      std::to_string(limits::kMaxSeq));
+      return false;
+    }
+    result.kind = MaskKind::Window;
+    result.window = w->intValue;
+  } else {
+    ExprPtr expr = term.clone();
+    ExprType type = checkExpr(*expr, exprScope, diag_);
+    if (type == ExprType::Unknown)
+      return false;
+    if (type != ExprType::Bool) {
+      diag_.error(start, std::string("'mask' must be a boolean expression (e.g. "
+                                        "'j <= ip'), but this expression is ") +
+                                (type == ExprType::Int ? "an integer" : "a float"));
+      return false;
+    }
+    result.kind = MaskKind::Custom;
+    result.expr = std::move(expr);
+  }
+  if (result.kind != MaskKind::Custom) {
+    auto [it, inserted] = seen.insert({result.kind, term.loc});
+    if (!inserted) {
+      diag_.error(term.loc, std::string("mask '") + toString(result.kind) +
+                                "' appears twice");
+      diag_.note(it->second, "first defined here");
+      return false;
+    }
+  }
+  spec_.masks.push_back(std::move(result));
+  return true;
+}
+
+bool KernelSema::resolveMask(const FieldAST *f) {
+  if (!f)
+    return true;
+  if (f->separator == ',') {
+    diag_.error(f->moreValues.front()->loc,
+                "join masks with '&' (e.g. 'mask = causal & window(256)'), not ','");
+    return false;
+  }
+  const Expr &first = *f->value;
+  if (first.kind == ExprKind::Name && first.name == "none" && f->moreValues.empty())
+    return true;
+  std::map<MaskKind, SourceLoc> seen;
+  bool ok = maskTerm(first, f->valueLoc, seen);
+  for (size_t n = 0; n < f->moreValues.size(); ++n)
+    ok &= maskTerm(*f->moreValues[n], f->moreValueLocs[n], seen);
+  return ok;
+}
+
+void KernelSema::checkCrossFieldRules() {
+  bool sizesOk = !failed("heads") && !failed("kv_heads");
+  if (sizesOk && spec_.heads % spec_.kvHeads != 0) {
+    diag_.error(locOf("kv_heads"), "'kv_heads' (" + std::to_string(spec_.kvHeads) +
+                                       ") must divide 'heads' (" +
+                                       std::to_string(spec_.heads) + ")");
+  }
+  if (!failed("key_dim") && !failed("head_dim") && !failed("score") && spec_.headDim &&
+      spec_.keyDim != spec_.headDim && spec_.score != ScoreKind::Additive) {
+    diag_.error(locOf("key_dim"),
+                "'key_dim' (" + std::to_string(spec_.keyDim) + ") differs from 'head_dim' (" +
+                    std::to_string(spec_.headDim) +
+                    "); keys of another width need 'score = additive(hidden = N)'");
+  }
+  bool hasProject = spec_.project != ProjectKind::None;
+  if (!failed("project")) {
+    if (hasProject && !given("model_dim"))
+      diag_.error(locOf("project"), std::string("'project = ") + toString(spec_.project) +
+                                        "' needs 'model_dim', the width of the "
+                                        "un-projected input");
+    if (!hasProject) {
+      if (given("model_dim") && !failed("model_dim"))
+        diag_.error(locOf("model_dim"), "'model_dim' is only meaningful with 'project'");
+      if (spec_.projBias)
+        diag_.error(locOf("proj_bias"), "'proj_bias' is only meaningful with 'project'");
+      if (spec_.positional != PositionalKind::None)
+        diag_.error(locOf("positional"),
+                    "'positional = sinusoidal' needs 'project' (positions are added to "
+                    "the un-projected inputs)");
+    }
+  }
+  bool selfProject = spec_.project == ProjectKind::SelfQKV ||
+                     spec_.project == ProjectKind::SelfQKVOut;
+  if (selfProject && !failed("seq_k") && !failed("seq_q")) {
+    const SizeSpec &k = spec_.seqK;
+    bool consistent = !given("seq_k") || k.kind == SizeSpec::SameAsSeqQ ||
+                      (k.isFixed() && spec_.seqQ.isFixed() && k.value == spec_.seqQ.value);
+    if (!consistent)
+      diag_.error(locOf("seq_k"), std::string("with 'project = ") + toString(spec_.project) +
+                                      "' queries and keys are one sequence; leave 'seq_k' "
+                                      "out or write 'seq_k = seq_q'");
+    else {
+      spec_.seqK.kind = SizeSpec::SameAsSeqQ;
+      spec_.seqK.value = spec_.seqQ.value;
+    }
+  }
+  if (spec_.seqK.kind == SizeSpec::SameAsSeqQ)
+    spec_.seqK.value = spec_.seqQ.isFixed() ? spec_.seqQ.value : 0;
+  if (failed_.empty())
+    checkArgumentSizes();
+}
+
+/// Every argument whose dimensions are all fixed must stay addressable with
+/// int32 offsets (Halide buffers); partially dynamic ones are checked at run time.
+void KernelSema::checkArgumentSizes() {
+  for (const ArgSpec &arg : kernelArguments(spec_)) {
+    int64_t elements = 1;
+    bool overflow = false, dynamic = false;
+    for (const ArgDim &dim : arg.shape) {
+      if (dim.value <= 0) {
+        dynamic = true;
+        break;
+      }
+      overflow |= __builtin_mul_overflow(elements, dim.value, &elements);
+    }
+    if (dynamic)
+      continue;
+    if (overflow || elements > limits::kMaxElements) {
+      diag_.error(kernel_.loc, "argument " + quote(arg.name) + " of kernel " +
+                                   quote(kernel_.name) + " (" + formatShape(arg) +
+                                   ") has more than 2^31-1 elements, the most a Halide "
+                                   "buffer can address");
+      return;
+    }
+  }
+}
+
+const FieldInfo kFields[] = {
+    {"heads", "an integer >= 1", &KernelSema::resolveHeads},
+    {"kv_heads", "an integer >= 1 that divides 'heads'", &KernelSema::resolveKvHeads},
+    {"head_dim", "an integer >= 1", &KernelSema::resolveHeadDim},
+    {"key_dim", "an integer >= 1", &KernelSema::resolveKeyDim},
+    {"value_dim", "an integer >= 1", &KernelSema::resolveValueDim},
+    {"batch", "an integer >= 1 or 'dynamic'", &KernelSema::resolveBatch},
+    {"seq_q", "an integer >= 1 or 'dynamic'", &KernelSema::resolveSeqQ},
+    {"seq_k", "an integer >= 1, 'dynamic' or 'seq_q'", &KernelSema::resolveSeqK},
+    {"project", "one of: none, self_qkv, qkv, qkv_out, self_qkv_out",
+     &KernelSema::resolveProject},
+    {"model_dim", "an integer >= 1", &KernelSema::resolveModelDim},
+    {"proj_bias", "one of: true, false", &KernelSema::resolveProjBias},
+    {"positional", "one of: none, sinusoidal", &KernelSema::resolvePositional},
+    {"layout", "one of: bhsd, bshd", &KernelSema::resolveLayout},
+    {"dtype", "one of: f32", &KernelSema::resolveDtype},
+    {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",
+     &KernelSema::resolveOutputs},
+    {"score", "one of: dot, scaled_dot, additive(hidden = N), general, or an expression",
+     &KernelSema::resolveScore},
+    {"scale", "a constant expression such as 0.125 or 1/sqrt(64)",
+     &KernelSema::resolveScale},
+    {"softcap", "a positive constant such as 30 or 50.0", &KernelSema::resolveSoftcap},
+    {"bias", "one of: none, alibi, or an expression", &KernelSema::resolveBias},
+    {"mask",
+     "one of: none, causal, valid_len, window(W), input, a boolean expression, or several "
+     "joined by '&'",
+     &KernelSema::resolveMask},
+};
+const size_t kNumFields = sizeof(kFields) / sizeof(kFields[0]);
+
+} // namespace
+
+const std::vector<std::string> &knownFieldNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const FieldInfo &info : kFields)
+      n.push_back(info.name);
+    return n;
+  }();
+  return names;
+}
+
+const char *acceptedForms(const std::string &field) {
+  for (const FieldInfo &info : kFields)
+    if (field == info.name)
+      return info.forms;
+  return "";
+}
+
+std::optional<KernelSpec> analyzeKernel(const KernelAST &kernel,
+                                        const std::vector<const FieldAST *> &overrides,
+                                        DiagnosticEngine &diag) {
+  return KernelSema(kernel, diag).run(overrides);
+}
+
+} // namespace attnc

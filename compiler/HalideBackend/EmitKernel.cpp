@@ -1,0 +1,305 @@
+//===- EmitKernel.cpp - Artifacts from a file's kernels ------------------===//
+//
+// buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module,
+// Halide::link_modules, one LLVM module (plus RunWrapper's additions), then
+// the requested artifact: LLVM's object/assembly/IR writers, Halide's static
+// library writer, `cc -shared` for shared libraries, Module::compile for the
+// lowered statement, and our own header and Halide printers. Every Halide or
+// system failure becomes a BackendError.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/EmitKernel.h"
+#include "compiler/HalideBackend/AttentionAlgorithm.h"
+#include "compiler/HalideBackend/HalideText.h"
+#include "compiler/HalideBackend/HeaderWriter.h"
+#include "compiler/HalideBackend/RunWrapper.h"
+#include "compiler/HalideBackend/Schedules.h"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+using Halide::Expr;
+
+namespace {
+
+/// A file in $TMPDIR removed when it goes out of scope.
+class TempFile {
+public:
+  explicit TempFile(const std::string &suffix) {
+    const char *dir = std::getenv("TMPDIR");
+    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/attnc-XXXXXX" + suffix;
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    int fd = mkstemps(buf.data(), (int)suffix.size());
+    if (fd < 0)
+      throw BackendError("cannot create a temporary file '" + pattern +
+                         "': " + std::strerror(errno));
+    close(fd);
+    path_ = buf.data();
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+bool isText(Artifact artifact) {
+  switch (artifact) {
+  case Artifact::Assembly:
+  case Artifact::LLVMIR:
+  case Artifact::Stmt:
+  case Artifact::HalideText:
+  case Artifact::Header:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void writeOutput(const std::string &path, const std::string &data) {
+  if (path == "-") {
+    if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() ||
+        std::fflush(stdout) != 0)
+      throw BackendError("cannot write to standard output");
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out)
+    out.write(data.data(), (std::streamsize)data.size());
+  if (!out)
+    throw BackendError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw BackendError("cannot read '" + path + "': " + std::strerror(errno));
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find('.');
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+/// Runs `argv` (searched on PATH) and waits; throws with `what` on failure.
+void runTool(const std::vector<std::string> &argv, const std::string &what) {
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int err = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (err != 0)
+    throw BackendError("cannot run '" + argv[0] + "' to " + what + ": " + std::strerror(err) +
+                       " (is a C compiler installed and on PATH?)");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw BackendError("waiting for '" + argv[0] + "' failed: " + std::strerror(errno));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string cmd;
+    for (const std::string &a : argv)
+      cmd += (cmd.empty() ? "" : " ") + a;
+    throw BackendError("'" + cmd + "' failed (" +
+                       (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                          : std::string("killed by a signal")) +
+                       ") while trying to " + what);
+  }
+}
+
+struct CompiledKernels {
+  std::vector<AlgorithmFuncs> funcs;
+  std::vector<const AttentionConfig *> configs;
+  Halide::Module module{"", Target()};
+};
+
+CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
+                               const EmitOptions &options, const Target &target,
+                               bool lower) {
+  if (configs.empty())
+    throw BackendError("no kernel to compile");
+  CompiledKernels result;
+  std::set<std::string> names;
+  std::vector<Halide::Module> modules;
+  for (const AttentionConfig &config : configs) {
+    if (!names.insert(config.name).second)
+      throw BackendError("two kernels are named '" + config.name + "'");
+    result.configs.push_back(&config);
+    AlgorithmFuncs funcs = buildAlgorithm(config);
+    applySchedule(funcs, config, options.schedule, target);
+    if (lower)
+      modules.push_back(funcs.pipeline().compile_to_module(funcs.arguments(), config.name, target));
+    result.funcs.push_back(std::move(funcs));
+  }
+  if (lower)
+    result.module = modules.size() == 1 ? modules[0] : link_modules(configs[0].name, modules);
+  return result;
+}
+
+std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMContext &ctx) {
+  std::unique_ptr<llvm::Module> module = compile_module_to_llvm_module(kernels.module, ctx);
+  if (!module)
+    throw BackendError("Halide produced no LLVM module");
+  addRunWrappers(*module, kernels.configs);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os))
+    throw BackendError("internal error: the generated LLVM module is invalid: " + os.str());
+  return module;
+}
+
+std::string objectCode(llvm::Module &module) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  compile_llvm_module_to_object(module, os);
+  return std::string(buffer.data(), buffer.size());
+}
+
+void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
+          Artifact artifact, const std::string &path) {
+  if (path.empty())
+    throw BackendError("no output path given");
+  if (path == "-" && !isText(artifact))
+    throw BackendError("a binary artifact cannot be written to standard output; use -o FILE");
+  Target target = parseTarget(options.target, options.withRuntime);
+
+  switch (artifact) {
+  case Artifact::RuntimeObject:
+    compile_standalone_runtime(path, target.without_feature(Target::NoRuntime));
+    return;
+  case Artifact::Header: {
+    std::vector<const AttentionConfig *> list;
+    for (const AttentionConfig &c : configs)
+      list.push_back(&c);
+    if (list.empty())
+      throw BackendError("no kernel to declare");
+    writeOutput(path, writeHeader(list, path == "-" ? configs[0].name : baseName(path)));
+    return;
+  }
+  case Artifact::HalideText: {
+    CompiledKernels kernels = compileKernels(configs, options, target, false);
+    std::string text;
+    for (const AlgorithmFuncs &f : kernels.funcs)
+      text += printHalide(f) + "\n";
+    writeOutput(path, text);
+    return;
+  }
+  case Artifact::Stmt: {
+    CompiledKernels kernels = compileKernels(configs, options, target, true);
+    TempFile stmt(".stmt");
+    kernels.module.compile({{OutputFileType::stmt, stmt.path()}});
+    writeOutput(path, readFile(stmt.path()));
+    return;
+  }
+  default:
+    break;
+  }
+
+  CompiledKernels kernels = compileKernels(configs, options, target, true);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = lowerToLLVM(kernels, ctx);
+  switch (artifact) {
+  case Artifact::LLVMIR: {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+    writeOutput(path, os.str());
+    return;
+  }
+  case Artifact::Assembly: {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    compile_llvm_module_to_assembly(*module, os);
+    writeOutput(path, std::string(buffer.data(), buffer.size()));
+    return;
+  }
+  case Artifact::Object:
+    writeOutput(path, objectCode(*module));
+    return;
+  case Artifact::StaticLibrary: {
+    TempFile object(".o");
+    writeOutput(object.path(), objectCode(*module));
+    std::remove(path.c_str()); // create_static_library appends otherwise
+    create_static_library({object.path()}, target, path);
+    return;
+  }
+  case Artifact::SharedLibrary: {
+    TempFile object(".o");
+    writeOutput(object.path(), objectCode(*module));
+    const char *cc = std::getenv("CC");
+    runTool({cc && *cc ? cc : "cc", "-shared", "-o", path, object.path(), "-lpthread", "-ldl",
+             "-lm"},
+            "link the shared library '" + path + "'");
+    return;
+  }
+  default:
+    throw BackendError("internal error: unhandled artifact kind");
+  }
+}
+
+} // namespace
+
+Target parseTarget(const std::string &text, bool withRuntime) {
+  Target target;
+  if (text.empty() || text == "host") {
+    target = get_host_target();
+  } else {
+    if (!Target::validate_target_string(text))
+      throw BackendError("invalid target '" + text +
+                         "': expected a Halide target string such as 'host', "
+                         "'x86-64-linux-avx2' or 'arm-64-linux'");
+    target = Target(text);
+  }
+  if (!withRuntime)
+    target = target.with_feature(Target::NoRuntime);
+  return target;
+}
+
+void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
+                  Artifact artifact, const std::string &path) {
+  try {
+    emit(configs, options, artifact, path);
+  } catch (const BackendError &) {
+    throw;
+  } catch (const Halide::CompileError &e) {
+    throw BackendError(std::string("Halide compile error: ") + e.what());
+  } catch (const Halide::RuntimeError &e) {
+    throw BackendError(std::string("Halide runtime error: ") + e.what());
+  } catch (const Halide::InternalError &e) {
+    throw BackendError(std::string("Halide internal error: ") + e.what());
+  } catch (const Halide::Error &e) {
+    throw BackendError(std::string("Halide error: ") + e.what());
+  } catch (const std::exception &e) {
+    throw BackendError(std::string("back end failure: ") + e.what());
+  }
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,42 @@
+//===- EmitKernel.h - Artifacts from a file's kernels -*- C++ -*-===//
+//
+// The back end's entry point for the driver: build, schedule and compile every
+// kernel of a file into one artifact (object, static or shared library,
+// assembly, LLVM IR, lowered statement, Halide print, C header, or the
+// standalone Halide runtime). All kernels share one LLVM module, which also
+// holds the NAME_run wrappers and the runtime's metadata globals.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/HalideBackend/AttentionConfig.h"
+#include "compiler/HalideBackend/BackendError.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc::halide_backend {
+
+enum class Artifact {
+  Object,
+  StaticLibrary,
+  SharedLibrary,
+  Assembly,
+  LLVMIR,
+  Stmt,
+  HalideText,
+  Header,
+  RuntimeObject
+};
+
+/// Emits one artifact holding every kernel of `configs` to `path` ("-" =
+/// stdout, text artifacts only). Throws BackendError (with a clear message) on
+/// any failure; no Halide exception escapes.
+void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
+                  Artifact artifact, const std::string &path);
+
+/// Parses a Halide target string (`host`, `x86-64-linux-avx2`, ...), adding
+/// no_runtime when asked; throws BackendError with the accepted form on error.
+Halide::Target parseTarget(const std::string &target, bool withRuntime);
+
+} // namespace attnc::halide_backend

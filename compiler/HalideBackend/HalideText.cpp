@@ -1,0 +1,98 @@
+//===- HalideText.cpp - A readable print of algorithm and schedule ------===//
+//
+// Prints Func definitions with Halide's IR printer (operator<< on Expr) and
+// captures Pipeline::print_loop_nest, which writes to std::cerr, by swapping
+// the stream buffer for the duration of the call.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/HalideText.h"
+
+#include <iostream>
+#include <sstream>
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+using Halide::Expr;
+
+namespace {
+
+void printArgs(std::ostream &os, const std::vector<Expr> &args) {
+  os << "(";
+  for (size_t k = 0; k < args.size(); ++k)
+    os << (k ? ", " : "") << args[k];
+  os << ")";
+}
+
+void printValues(std::ostream &os, const Tuple &values) {
+  if (values.size() == 1) {
+    os << values[0];
+    return;
+  }
+  os << "{";
+  for (size_t k = 0; k < values.size(); ++k)
+    os << (k ? ", " : "") << values[k];
+  os << "}";
+}
+
+void printFunc(std::ostream &os, Func f) {
+  if (!f.defined())
+    return;
+  std::vector<Expr> pure;
+  for (const Var &v : f.args())
+    pure.push_back(v);
+  os << "func " << f.name();
+  printArgs(os, pure);
+  os << " = ";
+  printValues(os, f.values());
+  os << "\n";
+  for (int k = 0; k < f.num_update_definitions(); ++k) {
+    os << "  update " << f.name();
+    printArgs(os, f.update_args(k));
+    os << " = ";
+    printValues(os, f.update_values(k));
+    for (const RVar &r : f.rvars(k))
+      os << "\n    with " << r.name() << " in [" << r.min() << ", " << r.min() << " + "
+         << r.extent() << ")";
+    os << "\n";
+  }
+}
+
+std::string capturedLoopNest(const AlgorithmFuncs &funcs) {
+  std::ostringstream captured;
+  std::streambuf *old = std::cerr.rdbuf(captured.rdbuf());
+  try {
+    funcs.pipeline().print_loop_nest();
+  } catch (...) {
+    std::cerr.rdbuf(old);
+    throw;
+  }
+  std::cerr.rdbuf(old);
+  return captured.str();
+}
+
+} // namespace
+
+std::string printHalide(const AlgorithmFuncs &f) {
+  std::ostringstream os;
+  os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
+     << " keys for query tiles of " << f.tileQ << " rows\n";
+  os << "// algorithm\n";
+  for (const Func &p : f.precomputed)
+    printFunc(os, p);
+  for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qk, f.blockScore,
+                  f.blockMax, f.blockExp, f.blockSum, f.blockPV, f.state, f.attn, f.out,
+                  f.qkWeights, f.weights, f.lse})
+    printFunc(os, fn);
+  if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))
+    os << "  where (key-block skipping) " << f.rk.domain().predicate() << "\n";
+  os << "// schedule: " << f.policyName << "\n";
+  for (const std::string &note : f.scheduleNotes)
+    os << "//   " << note << "\n";
+  os << "// loop nest\n" << capturedLoopNest(f);
+  return os.str();
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,216 @@
+//===- E2ETest.cpp - libattnrt over a library compiled by attnc -----------===//
+//
+// Inputs/e2e.attn is compiled by `attnc -o libe2e.so` at build time. The test
+// loads it, checks the listed kernels and argument shapes, runs each kernel
+// against a float64 reference (MHA, GQA with a causal mask and lse, fixed
+// sizes with valid_len) at odd sizes, and checks the messages for wrong
+// shapes and dtypes.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// One bhsd attention problem with its float64 reference.
+struct Problem {
+  int64_t B, H, G, Lq, Lk, D, Dv;
+  bool causal = false;
+  std::vector<int32_t> validLen; // empty: no valid_len mask
+  std::vector<float> q, k, v, out, lse;
+
+  Problem(int64_t B, int64_t H, int64_t G, int64_t Lq, int64_t Lk, int64_t D,
+          int64_t Dv, unsigned seed = 7)
+      : B(B), H(H), G(G), Lq(Lq), Lk(Lk), D(D), Dv(Dv) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    q.resize(size_t(B * H * Lq * D));
+    k.resize(size_t(B * G * Lk * D));
+    v.resize(size_t(B * G * Lk * Dv));
+    for (auto *vec : {&q, &k, &v})
+      for (float &x : *vec)
+        x = dist(rng);
+    out.assign(size_t(B * H * Lq * Dv), NAN);
+    lse.assign(size_t(B * H * Lq), NAN);
+  }
+  std::vector<int64_t> qShape() const { return {B, H, Lq, D}; }
+  std::vector<int64_t> kShape() const { return {B, G, Lk, D}; }
+  std::vector<int64_t> vShape() const { return {B, G, Lk, Dv}; }
+  std::vector<int64_t> outShape() const { return {B, H, Lq, Dv}; }
+
+  /// max |out - ref| (and |lse - ref| when `withLse`), scale 1/sqrt(D).
+  double maxError(bool withLse) const {
+    double worst = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h) {
+        int64_t g = h / (H / G);
+        for (int64_t i = 0; i < Lq; ++i) {
+          std::vector<double> s(static_cast<size_t>(Lk), -INFINITY);
+          double m = -INFINITY;
+          for (int64_t j = 0; j < Lk; ++j) {
+            bool visible = (!causal || j <= i + (Lk - Lq)) &&
+                           (validLen.empty() || j < validLen[size_t(b)]);
+            if (!visible)
+              continue;
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d)
+              dot += double(q[size_t(((b * H + h) * Lq + i) * D + d)]) *
+                     double(k[size_t(((b * G + g) * Lk + j) * D + d)]);
+            s[size_t(j)] = dot / std::sqrt(double(D));
+            m = std::max(m, s[size_t(j)]);
+          }
+          double sum = 0;
+          for (double &x : s)
+            sum += (x = std::isinf(x) ? 0 : std::exp(x - m));
+          for (int64_t e = 0; e < Dv; ++e) {
+            double ref = 0;
+            for (int64_t j = 0; j < Lk; ++j)
+              if (sum > 0)
+                ref += s[size_t(j)] / sum *
+                       double(v[size_t(((b * G + g) * Lk + j) * Dv + e)]);
+            double got = out[size_t(((b * H + h) * Lq + i) * Dv + e)];
+            worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref));
+          }
+          if (withLse) {
+            double ref = sum > 0 ? m + std::log(sum) : -INFINITY;
+            double got = lse[size_t((b * H + h) * Lq + i)];
+            if (!(std::isinf(ref) && got == ref))
+              worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref));
+          }
+        }
+      }
+    return worst;
+  }
+};
+
+class E2E : public testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    lib = new attn::Library(attn::Library::open(ATTN_E2E_LIB));
+  }
+  static void TearDownTestSuite() {
+    delete lib;
+    lib = nullptr;
+  }
+  static attn::Library *lib;
+};
+attn::Library *E2E::lib = nullptr;
+
+std::string runError(const attn::Kernel &k, const std::vector<attn::Tensor> &args) {
+  try {
+    k.run(args);
+  } catch (const attn::Error &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_F(E2E, ListsKernelsAndArguments) {
+  std::vector<std::string> names;
+  for (const attn::Kernel &k : lib->kernels())
+    names.push_back(k.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"mha", "gqa_causal", "fixed_valid"}));
+
+  std::vector<std::string> shapes;
+  for (const attn::Argument &a : lib->kernel("gqa_causal").arguments())
+    shapes.push_back(a.name + (a.isOutput ? " out " : " in ") + a.shapeText);
+  EXPECT_EQ(shapes, (std::vector<std::string>{
+                        "q in f32[B, H=4, Lq, D=16]", "k in f32[B, G=2, Lk, Dk=16]",
+                        "v in f32[B, G=2, Lk, Dv=8]", "out out f32[B, H=4, Lq, Dv=8]"}));
+  shapes.clear();
+  for (const attn::Argument &a : lib->kernel("fixed_valid").arguments())
+    shapes.push_back(a.name + " " + a.shapeText);
+  EXPECT_EQ(shapes, (std::vector<std::string>{
+                        "q f32[B=2, H=1, Lq=5, D=4]", "k f32[B=2, G=1, Lk=5, Dk=4]",
+                        "v f32[B=2, G=1, Lk=5, Dv=4]", "valid_len i32[B=2]",
+                        "out f32[B=2, H=1, Lq=5, Dv=4]"}));
+}
+
+TEST_F(E2E, MhaMatchesFloat64Reference) {
+  attn::Kernel k = lib->kernel("mha");
+  for (auto [B, Lq, Lk] : {std::tuple{1, 1, 1}, {2, 3, 17}, {1, 17, 3}, {3, 33, 100}}) {
+    Problem p(B, 2, 2, Lq, Lk, 8, 8);
+    k.run({{p.q.data(), p.qShape()},
+           {p.k.data(), p.kShape()},
+           {p.v.data(), p.vShape()},
+           {p.out.data(), p.outShape()}});
+    EXPECT_LE(p.maxError(false), 1e-4) << B << "x" << Lq << "x" << Lk;
+  }
+}
+
+TEST_F(E2E, GqaCausalMatchesReference) {
+  attn::Kernel k = lib->kernel("gqa_causal");
+  // Lq > Lk leaves the first rows with no visible key: out 0, lse -inf.
+  for (auto [B, Lq, Lk] : {std::tuple{1, 7, 7}, {2, 5, 19}, {1, 9, 4}}) {
+    Problem p(B, 4, 2, Lq, Lk, 16, 8);
+    p.causal = true;
+    k.run({{p.q.data(), p.qShape()},
+           {p.k.data(), p.kShape()},
+           {p.v.data(), p.vShape()},
+           {p.out.data(), p.outShape()}});
+    EXPECT_LE(p.maxError(false), 1e-4) << B << "x" << Lq << "x" << Lk;
+  }
+}
+
+TEST_F(E2E, FixedSizesWithValidLen) {
+  attn::Kernel k = lib->kernel("fixed_valid");
+  Problem p(2, 1, 1, 5, 5, 4, 4);
+  p.validLen = {3, 5};
+  std::vector<int32_t> lens = p.validLen;
+  std::vector<attn::Tensor> args = {{p.q.data(), p.qShape()},
+                                    {p.k.data(), p.kShape()},
+                                    {p.v.data(), p.vShape()},
+                                    {lens.data(), std::vector<int64_t>{2}},
+                                    {p.out.data(), p.outShape()}};
+  k.run(args);
+  EXPECT_LE(p.maxError(false), 1e-4);
+  // Same result with one thread.
+  std::vector<float> first = p.out;
+  int before = attn::setNumThreads(1);
+  k.run(args);
+  attn::setNumThreads(before);
+  EXPECT_EQ(p.out, first);
+}
+
+TEST_F(E2E, WrongShapesAndDtypesAreRefusedWithMessages) {
+  attn::Kernel mha = lib->kernel("mha");
+  Problem p(2, 2, 2, 3, 5, 8, 8);
+  std::vector<float> v7(size_t(2 * 2 * 7 * 8));
+  EXPECT_EQ(runError(mha, {{p.q.data(), p.qShape()},
+                           {p.k.data(), p.kShape()},
+                           {v7.data(), {2, 2, 7, 8}},
+                           {p.out.data(), p.outShape()}}),
+            "argument 'v': dimension 2 (Lk) is 7 but 'k' has Lk = 5");
+  EXPECT_EQ(runError(mha, {{p.q.data(), {2, 3, 3, 8}},
+                           {p.k.data(), p.kShape()},
+                           {p.v.data(), p.vShape()},
+                           {p.out.data(), p.outShape()}}),
+            "argument 'q': dimension 1 (H) is 3 but the kernel was compiled for H = 2");
+  std::vector<int32_t> qi(p.q.size());
+  EXPECT_EQ(runError(mha, {{qi.data(), p.qShape()},
+                           {p.k.data(), p.kShape()},
+                           {p.v.data(), p.vShape()},
+                           {p.out.data(), p.outShape()}}),
+            "argument 'q': dtype is i32 but the kernel expects f32");
+  EXPECT_EQ(runError(mha, {{p.q.data(), p.qShape()},
+                           {p.k.data(), p.kShape()},
+                           {p.v.data(), p.vShape()}}),
+            "kernel 'mha' takes 4 arguments (q, k, v, out) but 3 were given");
+  attn::Kernel fixed = lib->kernel("fixed_valid");
+  Problem b3(3, 1, 1, 5, 5, 4, 4);
+  std::vector<int32_t> lens(3, 5);
+  EXPECT_EQ(runError(fixed, {{b3.q.data(), b3.qShape()},
+                             {b3.k.data(), b3.kShape()},
+                             {b3.v.data(), b3.vShape()},
+                             {lens.data(), std::vector<int64_t>{3}},
+                             {b3.out.data(), b3.outShape()}}),
+            "argument 'q': dimension 0 (B) is 3 but the kernel was compiled for B = 2");
+}

@@ -1,0 +1,174 @@
+//===- FakeKernelLibrary.cpp - A hand-written stand-in for attnc output ---===//
+//
+// Exports what `attnc -o libx.so` exports (attnc_kernels, NAME_argv,
+// NAME_metadata, NAME_attnc_signature) plus a minimal fake of the Halide
+// runtime's error and thread hooks, so the runtime's loader, buffer building,
+// error routing and thread control are tested without the compiler. Built in
+// several variants (FAKE_VARIANT) that are broken in one way each.
+//
+//===----------------------------------------------------------------------===//
+#include <HalideRuntime.h>
+
+#include <cmath>
+#include <cstdio>
+
+#ifndef FAKE_VARIANT
+#define FAKE_VARIANT 0
+#endif
+#define FAKE_GOOD 0
+#define FAKE_NO_LIST 1
+#define FAKE_BAD_RANK 2
+#define FAKE_NO_SIGNATURE 3
+#define FAKE_BAD_SIGNATURE 4
+#define FAKE_EMPTY_LIST 5
+
+namespace {
+void defaultError(void *, const char *msg) { std::fprintf(stderr, "%s", msg); }
+halide_error_handler_t errorHandler = defaultError;
+int numThreads = 0;
+
+float at(const halide_buffer_t *b, int i0, int i1, int i2, int i3) {
+  const float *p = reinterpret_cast<const float *>(b->host);
+  return p[i0 * b->dim[0].stride + i1 * b->dim[1].stride +
+           i2 * b->dim[2].stride + i3 * b->dim[3].stride];
+}
+} // namespace
+
+extern "C" {
+
+// --- The fake Halide runtime --------------------------------------------------
+halide_error_handler_t halide_set_error_handler(halide_error_handler_t h) {
+  halide_error_handler_t old = errorHandler;
+  errorHandler = h;
+  return old;
+}
+void halide_error(void *uc, const char *msg) { errorHandler(uc, msg); }
+int halide_set_num_threads(int n) {
+  int old = numThreads;
+  numThreads = n;
+  return old;
+}
+/// For the tests: the last value given to halide_set_num_threads.
+int fake_num_threads(void) { return numThreads; }
+
+// --- naive_attn: q[B, H=2, Lq, D=3], k/v[B, H=2, Lk, 3|Dv=2] -------------------
+// Plain softmax(q k^T / sqrt(3)) v, reading through Halide buffer strides
+// (dim 0 innermost). argv[0] is __user_context, as with Halide's user_context
+// feature. B > 3 makes it fail like a Halide bounds check would.
+int naive_attn_argv(void **args) {
+  const halide_buffer_t *q = static_cast<halide_buffer_t *>(args[1]);
+  const halide_buffer_t *k = static_cast<halide_buffer_t *>(args[2]);
+  const halide_buffer_t *v = static_cast<halide_buffer_t *>(args[3]);
+  halide_buffer_t *out = static_cast<halide_buffer_t *>(args[4]);
+  void *uc = *static_cast<void **>(args[0]);
+  int B = q->dim[3].extent, H = q->dim[2].extent, Lq = q->dim[1].extent;
+  int D = q->dim[0].extent, Lk = k->dim[1].extent, Dv = v->dim[0].extent;
+  if (B > 3) {
+    halide_error(uc, "Input buffer q is accessed at 3, which is beyond the max "
+                     "(2) in dimension 3\n");
+    return -4; // halide_error_code_access_out_of_bounds
+  }
+  float *o = reinterpret_cast<float *>(out->host);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < Lq; ++i) {
+        float s[64], m = -INFINITY, sum = 0;
+        for (int j = 0; j < Lk; ++j) {
+          float dot = 0;
+          for (int d = 0; d < D; ++d)
+            dot += at(q, d, i, h, b) * at(k, d, j, h, b);
+          s[j] = dot / std::sqrt(float(D));
+          m = std::fmax(m, s[j]);
+        }
+        for (int j = 0; j < Lk; ++j)
+          sum += (s[j] = std::exp(s[j] - m));
+        for (int e = 0; e < Dv; ++e) {
+          float acc = 0;
+          for (int j = 0; j < Lk; ++j)
+            acc += s[j] / sum * at(v, e, j, h, b);
+          o[e * out->dim[0].stride + i * out->dim[1].stride +
+            h * out->dim[2].stride + b * out->dim[3].stride] = acc;
+        }
+      }
+  return 0;
+}
+
+static const halide_type_t kF32(halide_type_float, 32);
+static const halide_type_t kI32(halide_type_int, 32);
+static const halide_type_t kU8(halide_type_uint, 8);
+static const halide_type_t kHandle(halide_type_handle, 64);
+
+static const halide_filter_argument_t naiveArgs[] = {
+    {"__user_context", halide_argument_kind_input_scalar, 0, kHandle,
+     nullptr, nullptr, nullptr, nullptr, nullptr},
+    {"q", halide_argument_kind_input_buffer, FAKE_VARIANT == FAKE_BAD_RANK ? 3 : 4,
+     kF32, nullptr, nullptr, nullptr, nullptr, nullptr},
+    {"k", halide_argument_kind_input_buffer, 4, kF32, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"v", halide_argument_kind_input_buffer, 4, kF32, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"out", halide_argument_kind_output_buffer, 4, kF32, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+};
+static const halide_filter_metadata_t naiveMetadata = {
+    1, 5, naiveArgs, "x86-64-linux-fake", "naive_attn"};
+const halide_filter_metadata_t *naive_attn_metadata(void) {
+  return &naiveMetadata;
+}
+
+#if FAKE_VARIANT == FAKE_BAD_SIGNATURE
+const char *naive_attn_attnc_signature = "q in f32\n";
+#elif FAKE_VARIANT != FAKE_NO_SIGNATURE
+const char *naive_attn_attnc_signature = "q in f32 B,H=2,Lq,D=3\n"
+                                         "k in f32 B,H=2,Lk,D=3\n"
+                                         "v in f32 B,H=2,Lk,Dv=2\n"
+                                         "out out f32 B,H=2,Lq,Dv=2\n";
+#endif
+
+// --- masked_sum: x f32[B, L], keep u8[B, L], lens i32[B] -> out f32[B] ---------
+// out[b] = sum of x[b, l] over l < lens[b] with keep[b, l] != 0. Its
+// signature is an array (the other accepted form) and its metadata names
+// the arguments in Halide's order, outputs last, without user_context.
+int masked_sum_argv(void **args) {
+  const halide_buffer_t *x = static_cast<halide_buffer_t *>(args[0]);
+  const halide_buffer_t *keep = static_cast<halide_buffer_t *>(args[1]);
+  const halide_buffer_t *lens = static_cast<halide_buffer_t *>(args[2]);
+  halide_buffer_t *out = static_cast<halide_buffer_t *>(args[3]);
+  int B = x->dim[1].extent, L = x->dim[0].extent;
+  for (int b = 0; b < B; ++b) {
+    float acc = 0;
+    int len = reinterpret_cast<const int32_t *>(lens->host)[b];
+    for (int l = 0; l < L && l < len; ++l)
+      if (keep->host[b * keep->dim[1].stride + l])
+        acc += reinterpret_cast<const float *>(x->host)[b * x->dim[1].stride + l];
+    reinterpret_cast<float *>(out->host)[b] = acc;
+  }
+  return 0;
+}
+static const halide_filter_argument_t maskedArgs[] = {
+    {"x", halide_argument_kind_input_buffer, 2, kF32, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"keep", halide_argument_kind_input_buffer, 2, kU8, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+    {"lens", halide_argument_kind_input_buffer, 1, kI32, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+    {"out", halide_argument_kind_output_buffer, 1, kF32, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+};
+static const halide_filter_metadata_t maskedMetadata = {
+    1, 4, maskedArgs, "x86-64-linux-fake", "masked_sum"};
+const halide_filter_metadata_t *masked_sum_metadata(void) {
+  return &maskedMetadata;
+}
+extern const char masked_sum_attnc_signature[] = "x in f32 B,L\n"
+                                          "keep in u8 B,L\n"
+                                          "lens in i32 B\n"
+                                          "out out f32 B\n";
+
+#if FAKE_VARIANT == FAKE_EMPTY_LIST
+extern const char *const attnc_kernels[] = {nullptr};
+#elif FAKE_VARIANT != FAKE_NO_LIST
+extern const char *const attnc_kernels[] = {"naive_attn", "masked_sum", nullptr};
+#endif
+
+} // extern "C"
