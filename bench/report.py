@@ -39,12 +39,12 @@ def load(results_dir):
     return results, torch
 
 
-def peak_of(results, threads_key="all"):
+def peak_of(results, threads_key="used"):
     """The best FP32 peak the machine measured (AVX-512 where present)."""
     peaks = results["machine"]["peak_gflops"]
     for isa in ("avx512f", "avx2+fma"):
         if isa in peaks:
-            return isa, peaks[isa][threads_key]
+            return isa, peaks[isa].get(threads_key, peaks[isa]["all"])
     return "none", float("nan")
 
 
@@ -67,7 +67,7 @@ def roof_cell(config, seconds, results):
     """% of FMA peak, or for decode: GB/s of K+V read and % of triad."""
     if config["memory_bound"]:
         gbs = config["kv_bytes"] / seconds / 1e9
-        return "%.1f GB/s = %.0f%% of triad" % (gbs, 100 * gbs / results["machine"]["triad_gbs"]["all"])
+        return "%.1f GB/s = %.0f%% of triad" % (gbs, 100 * gbs / results["machine"]["triad_gbs"].get("used", results["machine"]["triad_gbs"]["all"]))
     _, peak = peak_of(results)
     return "%.1f%% of peak" % (100 * config["flops"] / seconds / 1e9 / peak)
 
@@ -79,16 +79,19 @@ def status_cell(impl):
 
 def machine_table(results, torch):
     m = results["machine"]
-    lines = ["| measured in this run | 1 thread | %d threads |" % results["threads"],
-             "|---|---|---|"]
+    extra = results["threads"] not in (1, m["cpus"])
+    cols = ["1 thread", "%d threads (all CPUs)" % m["cpus"]] + (
+        ["%d threads (this run)" % results["threads"]] if extra else [])
+    keys = ["1", "all"] + (["used"] if extra else [])
+    lines = ["| measured in this run | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for isa, p in m["peak_gflops"].items():
-        lines.append("| FP32 FMA peak, %s | %.0f GFLOP/s | %.0f GFLOP/s |" % (isa, p["1"], p["all"]))
+        lines.append("| FP32 FMA peak, %s | " % isa + " | ".join("%.0f GFLOP/s" % p[k] for k in keys) + " |")
     t = m["triad_gbs"]
-    lines.append("| STREAM triad bandwidth | %.1f GB/s | %.1f GB/s |" % (t["1"], t["all"]))
+    lines.append("| STREAM triad bandwidth | " + " | ".join("%.1f GB/s" % t[k] for k in keys) + " |")
     torch_text = ("PyTorch %s, %s" % (torch.get("version"), torch.get("build", "").lstrip("- "))
                   if torch.get("available") else torch.get("note", "PyTorch not run"))
     notes = [
-        "CPU: %s, %d CPUs; every implementation runs on %d pinned thread(s); seed %s; %s." % (
+        "CPU: %s, %d CPUs; every implementation runs on %d threads (the harness's pinned, Halide's and PyTorch's by count); seed %s; %s." % (
             m["cpu"], m["cpus"], results["threads"], results["seed"], results["timestamp"]),
         "OpenBLAS: %s. Vectorized softmax: %s. %s." % (m["openblas"], m["softmax_isa"], torch_text),
     ]
@@ -103,7 +106,7 @@ def attnc_table(results):
     for c in results["configs"]:
         a = c["impls"]["attnc"]
         t = timed(a)
-        compile_s = "%.1f" % a["compile_s"] if "compile_s" in a else "—"
+        compile_s = "%.1f" % a["compile_s"] if "compile_s" in a and timed(a) else "—"
         if t is None:
             note = a.get("note", "")
             notes.append("`%s`: %s%s" % (c["id"], status_cell(a), (": " + note) if note else ""))
@@ -163,7 +166,7 @@ def write_table(results_dir, results, torch):
     out += m_lines + [""] + ["- " + n for n in m_notes] + [""]
     out += ["## attnc", "",
             "Median of >= 5 runs after warm-up. GFLOP/s count 2 per multiply-add over visible (query, key) "
-            "pairs only. *of roof*: %% of the %s FMA peak on all threads, or for decode (memory bound) the "
+            "pairs only. *of roof*: %% of the %s FMA peak on the run's threads, or for decode (memory bound) the "
             "K+V bytes read per second and %% of triad bandwidth. *vs X*: X's time / attnc's time "
             "(> 1 means attnc is faster). Compile s: one `attnc -o kernel.so` run." % isa, ""]
     out += a_rows + [""]
@@ -187,15 +190,17 @@ def write_roofline(results_dir, results):
     import matplotlib.pyplot as plt
 
     m = results["machine"]
-    isa, peak_all = peak_of(results, "all")
+    isa, peak_used = peak_of(results, "used")
     _, peak_one = peak_of(results, "1")
-    bw_all, bw_one = m["triad_gbs"]["all"], m["triad_gbs"]["1"]
+    bw_used, bw_one = m["triad_gbs"].get("used", m["triad_gbs"]["all"]), m["triad_gbs"]["1"]
     fig, ax = plt.subplots(figsize=(9, 6))
     xs = [10 ** (e / 20) for e in range(-20, 81)]  # 0.1 .. 10^4 FLOP/byte
-    ax.plot(xs, [min(peak_all, x * bw_all) for x in xs], "k-",
-            label="roof, %d threads: %.0f GFLOP/s %s, %.1f GB/s triad" % (results["threads"], peak_all, isa, bw_all))
-    ax.plot(xs, [min(peak_one, x * bw_one) for x in xs], "k--",
-            label="roof, 1 thread: %.0f GFLOP/s, %.1f GB/s" % (peak_one, bw_one))
+    ax.plot(xs, [min(peak_used, x * bw_used) for x in xs], "k-",
+            label="roof, %d threads: %.0f GFLOP/s %s, %.1f GB/s triad" % (
+                results["threads"], peak_used, isa, bw_used))
+    if results["threads"] != 1:
+        ax.plot(xs, [min(peak_one, x * bw_one) for x in xs], "k--",
+                label="roof, 1 thread: %.0f GFLOP/s, %.1f GB/s" % (peak_one, bw_one))
     styles = {"attnc": ("o", "tab:red", "attnc"), "openblas": ("s", "tab:blue", "OpenBLAS"),
               "torch": ("^", "tab:green", "PyTorch"), "naive": ("x", "tab:gray", "naive loop")}
     for key, (marker, color, name) in styles.items():

@@ -175,6 +175,14 @@ void AttncKernel::releaseThreads() {
     fn();
 }
 
+void AttncKernel::setThreads(int threads) {
+  if (!handle)
+    return;
+  using Fn = int (*)(int);
+  if (auto fn = reinterpret_cast<Fn>(dlsym(handle, "halide_set_num_threads")))
+    fn(threads);
+}
+
 static std::string trim(const std::string &s) {
   size_t b = s.find_first_not_of(" \t\n\r"), e = s.find_last_not_of(" \t\n\r");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);

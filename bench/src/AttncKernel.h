@@ -43,6 +43,10 @@ public:
   /// the entry point wants an argument `inputs` lacks (message() says which).
   int run(const Inputs &inputs, float *out, int64_t B, int64_t Lq, int64_t Lk);
 
+  /// Sets the thread count of the Halide runtime inside the library (HL_NUM_THREADS
+  /// does the same when set before the first run).
+  void setThreads(int threads);
+
   /// Stops the thread pool of the Halide runtime inside the library, if it has one.
   void releaseThreads();
 

@@ -122,6 +122,7 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
       r.attnc.status = kernel->status();
       r.attnc.note = kernel->message();
       if (kernel->ok()) {
+        kernel->setThreads(o.threads);
         int rc = runAttnc();
         if (rc != 0) {
           r.attnc.status = "failed";

@@ -21,6 +21,10 @@ extern "C" char *openblas_get_corename(void);
 namespace attnc_bench {
 
 static constexpr int64_t kTileRows = 256;
+// Items of this many rows (MHA decode) use sgemv: OpenBLAS's sgemm is slow
+// for a single row, while several rows (a GQA group) still gain from sgemm
+// reading K and V once for all of them.
+static constexpr int64_t kGemvRows = 1;
 
 void blasUseOneThreadPerCall() { openblas_set_num_threads(1); }
 
@@ -115,14 +119,25 @@ struct BlasAttention::Impl {
     const float *qptr = q + ((it.b * c.H + it.h0) * c.Lq + it.i0) * c.D;
     const float *kptr = k + ((it.b * c.G + it.g) * c.Lk + k0) * c.D;
     const float *vptr = v + ((it.b * c.G + it.g) * c.Lk + k0) * c.Dv;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, kn, c.D, c.scale(),
-                qptr, c.D, kptr, c.D, 0.f, S, kn);
+    const bool rowByRow = M <= kGemvRows;
+    if (rowByRow)
+      for (int64_t m = 0; m < M; ++m)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, kn, c.D, c.scale(), kptr, c.D,
+                    qptr + m * c.D, 1, 0.f, S + m * kn, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, kn, c.D, c.scale(),
+                  qptr, c.D, kptr, c.D, 0.f, S, kn);
     for (int64_t m = 0; m < M; ++m) {
       c.visibleRange(it.i0 + m % rowsPerHead, lo, hi);
       inv[m] = softmaxRow(S + m * kn, kn, k0, lo, hi);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, kn, 1.f, S,
-                kn, vptr, c.Dv, 0.f, optr, c.Dv);
+    if (rowByRow)
+      for (int64_t m = 0; m < M; ++m)
+        cblas_sgemv(CblasRowMajor, CblasTrans, kn, c.Dv, 1.f, vptr, c.Dv,
+                    S + m * kn, 1, 0.f, optr + m * c.Dv, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, kn, 1.f, S,
+                  kn, vptr, c.Dv, 0.f, optr, c.Dv);
     for (int64_t m = 0; m < M; ++m)
       cblas_sscal(c.Dv, inv[m], optr + m * c.Dv, 1);
   }

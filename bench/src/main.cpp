@@ -123,17 +123,29 @@ int main(int argc, char **argv) {
   setenv("HL_NUM_THREADS", std::to_string(opt.threads).c_str(), 1);
   blasUseOneThreadPerCall();
 
-  ThreadPool one(1), all(opt.threads);
+  // Roofs on 1 thread and on every CPU, plus on the run's thread count when
+  // --threads is neither: "% of roof" compares with the roof of the threads used.
+  const int cpus = availableCpus();
+  ThreadPool one(1), all(opt.threads), every(cpus);
   std::fprintf(stderr, "attnc-bench: %d thread(s), measuring the machine...\n", opt.threads);
-  PeakResult p512[2] = {measureFmaPeak("avx512f", one), measureFmaPeak("avx512f", all)};
-  PeakResult p256[2] = {measureFmaPeak("avx2", one), measureFmaPeak("avx2", all)};
-  const int64_t triadElems = 32 << 20; // 3 arrays x 128 MiB, far beyond any L3
-  double triad[2] = {measureTriad(one, triadElems), measureTriad(all, triadElems)};
+  struct Roof {
+    PeakResult p512, p256;
+    double triad = 0;
+  };
+  auto measure = [](ThreadPool &pool) {
+    const int64_t triadElems = 32 << 20; // 3 arrays x 128 MiB, far beyond any L3
+    return Roof{measureFmaPeak("avx512f", pool), measureFmaPeak("avx2", pool),
+                measureTriad(pool, triadElems)};
+  };
+  Roof roofOne = measure(one), roofAll = measure(every);
+  Roof roofUsed = opt.threads == 1      ? roofOne
+                  : opt.threads == cpus ? roofAll
+                                        : measure(all);
   std::fprintf(stderr,
                "  FMA peak AVX-512 %.0f / %.0f GFLOP/s, AVX2 %.0f / %.0f, triad "
                "%.1f / %.1f GB/s (1 / %d threads)\n",
-               p512[0].gflops, p512[1].gflops, p256[0].gflops, p256[1].gflops,
-               triad[0], triad[1], opt.threads);
+               roofOne.p512.gflops, roofAll.p512.gflops, roofOne.p256.gflops,
+               roofAll.p256.gflops, roofOne.triad, roofAll.triad, cpus);
 
   JsonWriter j;
   char stamp[64];
@@ -144,14 +156,21 @@ int main(int argc, char **argv) {
       .field("seed", std::to_string(opt.seed))
       .field("naive_max_gflop", opt.naiveMaxFlops / 1e9);
   j.key("machine").beginObject().field("cpu", cpuModelName())
-      .field("cpus", availableCpus()).field("openblas", blasDescription())
+      .field("cpus", cpus).field("openblas", blasDescription())
       .field("softmax_isa", vecMathIsa());
   j.key("peak_gflops").beginObject();
-  for (PeakResult *p : {p512, p256})
-    if (p[0].isa != "none")
-      j.key(p[0].isa).beginObject().field("1", p[0].gflops).field("all", p[1].gflops).endObject();
+  auto peak = [&](PeakResult Roof::*which) {
+    if ((roofOne.*which).isa == "none")
+      return;
+    j.key((roofOne.*which).isa).beginObject().field("1", (roofOne.*which).gflops)
+        .field("all", (roofAll.*which).gflops).field("used", (roofUsed.*which).gflops)
+        .endObject();
+  };
+  peak(&Roof::p512);
+  peak(&Roof::p256);
   j.endObject();
-  j.key("triad_gbs").beginObject().field("1", triad[0]).field("all", triad[1]).endObject();
+  j.key("triad_gbs").beginObject().field("1", roofOne.triad).field("all", roofAll.triad)
+      .field("used", roofUsed.triad).endObject();
   j.endObject();
   j.key("attnc").beginObject().field("path", opt.attnc)
       .field("kernels", opt.attnc.empty() ? std::string() : kernelsPath).endObject();
@@ -167,8 +186,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "[%d/%zu] %s ...", ++index, chosen.size(), c.id.c_str());
     std::fflush(stderr);
     ConfigResult r = benchConfig(c, opt, all);
-    auto ms = [](const ImplResult &i) {
-      return i.timed ? std::to_string(i.timing.median * 1e3).substr(0, 7) + " ms" : i.status;
+    auto ms = [](const ImplResult &i) -> std::string {
+      if (i.timed)
+        return std::to_string(i.timing.median * 1e3).substr(0, 7) + " ms";
+      return i.status == "ok" ? "checked, not timed" : i.status;
     };
     std::fprintf(stderr, " attnc %s | naive %s | OpenBLAS %s\n", ms(r.attnc).c_str(),
                  ms(r.naive).c_str(), ms(r.blas).c_str());

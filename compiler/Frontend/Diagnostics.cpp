@@ -79,6 +79,11 @@ void DiagnosticEngine::show(const Pending &diagnostic) {
   emit("error", diagnostic.loc, diagnostic.message);
   for (const auto &note : diagnostic.notes)
     emit("note", note.first, note.second);
+  // Callers stop at the limit (tooManyErrors), so say so now.
+  if (shownCount_ == limits::kMaxErrors && !limitReported_) {
+    limitReported_ = true;
+    out_ << fileName() << ": error: too many errors emitted, stopping now\n";
+  }
 }
 
 void DiagnosticEngine::beginGroup() { grouping_ = true; }
@@ -89,8 +94,17 @@ void DiagnosticEngine::endGroup() {
     auto key = [](SourceLoc l) { return std::make_tuple(l.buffer, l.line, l.col); };
     return key(a.loc) < key(b.loc);
   });
-  for (const Pending &diagnostic : pending_)
-    show(diagnostic);
+  // A -D value is checked once per selected kernel: say each thing once.
+  const Pending *previous = nullptr;
+  for (const Pending &diagnostic : pending_) {
+    bool repeat = previous && previous->message == diagnostic.message &&
+                  previous->loc.buffer == diagnostic.loc.buffer &&
+                  previous->loc.line == diagnostic.loc.line &&
+                  previous->loc.col == diagnostic.loc.col;
+    if (!repeat)
+      show(diagnostic);
+    previous = &diagnostic;
+  }
   pending_.clear();
 }
 

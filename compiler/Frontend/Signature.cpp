@@ -20,9 +20,8 @@ SizeTable sizesOf(const KernelSpec &spec) {
   t.Lq = fixedOrZero(spec.seqQ);
   bool selfAttention = spec.project == ProjectKind::SelfQKV ||
                        spec.project == ProjectKind::SelfQKVOut;
-  t.Lk = (spec.seqK.kind == SizeSpec::SameAsSeqQ || selfAttention)
-             ? t.Lq
-             : fixedOrZero(spec.seqK);
+  t.keysTiedToQueries = spec.seqK.kind == SizeSpec::SameAsSeqQ || selfAttention;
+  t.Lk = t.keysTiedToQueries ? t.Lq : fixedOrZero(spec.seqK);
   t.D = spec.headDim;
   t.Dk = spec.keyDim;
   t.Dv = spec.valueDim;
@@ -39,6 +38,8 @@ bool SizeTable::lookup(const std::string &name, ArgDim &dim) const {
   for (const auto &row : table) {
     if (name == row.name) {
       dim = {row.name, row.value};
+      if (name == "Lk" && keysTiedToQueries && isDynamicTie())
+        dim.name = "Lq";
       return true;
     }
   }
@@ -161,10 +162,7 @@ std::vector<std::string> dynamicSizeNames(const KernelSpec &spec) {
     names.push_back("B");
   if (!sizes.Lq)
     names.push_back("Lq");
-  bool lkTied = spec.seqK.kind == SizeSpec::SameAsSeqQ ||
-                spec.project == ProjectKind::SelfQKV ||
-                spec.project == ProjectKind::SelfQKVOut;
-  if (!sizes.Lk && !lkTied)
+  if (!sizes.Lk && !sizes.keysTiedToQueries)
     names.push_back("Lk");
   return names;
 }

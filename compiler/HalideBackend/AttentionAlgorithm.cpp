@@ -98,8 +98,14 @@ private:
     f.tileQ = 32;
     if (sizes.Lq > 0 && sizes.Lq < 32)
       f.tileQ = (int)sizes.Lq;
-    f.blockK = 64;
-    if (sizes.Lk > 0 && sizes.Lk < 64)
+    // Larger key blocks amortize the per-block rescaling of the state; with
+    // an interval mask, smaller ones waste less work on the diagonal.
+    bool skipsBlocks = spec.hasMask(MaskKind::Causal) || spec.hasMask(MaskKind::Window) ||
+                       spec.hasMask(MaskKind::ValidLen) ||
+                       config.interval.hi.kind != KeyBound::None ||
+                       config.interval.lo.kind != KeyBound::None;
+    f.blockK = skipsBlocks ? 64 : 128;
+    if (sizes.Lk > 0 && sizes.Lk < f.blockK)
       f.blockK = (int)sizes.Lk;
   }
 

@@ -84,7 +84,7 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
   // The state of a query tile: one parallel task per (query tile, head, batch).
   int dVectors = (Dv + vec - 1) / vec;
   int pvRows = divisorAtMost(TQ, std::max(1, 16 / dVectors));
-  Var tile("tile"), qh("qh"), io("io"), iu("iu"), dO("dO"), dI("dI");
+  Var io("io"), iu("iu"), dO("dO"), dI("dI");
   f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
   f.state.update()
       .split(ii, io, iu, pvRows)
@@ -93,15 +93,13 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
       .vectorize(dI)
       .unroll(dO)
       .unroll(iu)
-      .fuse(qt, h, qh)
-      .fuse(qh, b, tile)
-      .parallel(tile);
-  notes.push_back("softmax_state: compute_root; update loops tile(qt,h,b) parallel > rk > ii/" +
+      .parallel(qt);
+  notes.push_back("softmax_state: compute_root; update loops b > h > qt parallel > rk > ii/" +
                   std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec));
 
   // Queries of the tile, stored transposed so the Q.K^T kernel loads vectors.
   // With `weights` they are also read outside the state's loops: keep them all.
-  LoopLevel qLevel = f.weights.defined() ? LoopLevel::root() : LoopLevel(f.state, tile);
+  LoopLevel qLevel = f.weights.defined() ? LoopLevel::root() : LoopLevel(f.state, qt);
   f.qs.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
       i, vec, TailStrategy::GuardWithIf);
   if (f.qHoist.defined() && !f.kHoist.defined())
