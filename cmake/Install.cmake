@@ -17,6 +17,8 @@ install(FILES
   ${PROJECT_BINARY_DIR}/attncConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/AttncAddKernel.cmake
   DESTINATION ${ATTNC_CMAKE_INSTALL_DIR})
-if(TARGET attnrt)
-  install(EXPORT attncTargets NAMESPACE attnc:: DESTINATION ${ATTNC_CMAKE_INSTALL_DIR} OPTIONAL)
-endif()
+install(EXPORT attncTargets NAMESPACE attnc:: DESTINATION ${ATTNC_CMAKE_INSTALL_DIR})
+
+# pkg-config for apps that load kernel libraries through libattnrt.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/attnrt.pc.in ${PROJECT_BINARY_DIR}/attnrt.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/attnrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -8,6 +8,7 @@
 #include "compiler/HalideBackend/HalideText.h"
 
 #include <iostream>
+#include <map>
 #include <sstream>
 
 using namespace Halide;
@@ -37,7 +38,20 @@ void printValues(std::ostream &os, const Tuple &values) {
   os << "}";
 }
 
-void printFunc(std::ostream &os, Func f) {
+/// The bounds of the algorithm's reduction variables, by name (RVars read
+/// back from a Func carry no domain).
+using RVarBounds = std::map<std::string, std::pair<Expr, Expr>>;
+
+RVarBounds boundsOf(const std::vector<RDom> &domains) {
+  RVarBounds bounds;
+  for (const RDom &r : domains)
+    if (r.defined())
+      for (int k = 0; k < r.dimensions(); ++k)
+        bounds[r[k].name()] = {r[k].min(), r[k].extent()};
+  return bounds;
+}
+
+void printFunc(std::ostream &os, Func f, const RVarBounds &bounds) {
   if (!f.defined())
     return;
   std::vector<Expr> pure;
@@ -53,9 +67,13 @@ void printFunc(std::ostream &os, Func f) {
     printArgs(os, f.update_args(k));
     os << " = ";
     printValues(os, f.update_values(k));
-    for (const RVar &r : f.rvars(k))
-      os << "\n    with " << r.name() << " in [" << r.min() << ", " << r.min() << " + "
-         << r.extent() << ")";
+    for (const RVar &r : f.rvars(k)) {
+      auto it = bounds.find(r.name());
+      os << "\n    with " << r.name();
+      if (it != bounds.end())
+        os << " in [" << it->second.first << ", " << it->second.first << " + "
+           << it->second.second << ")";
+    }
     os << "\n";
   }
 }
@@ -80,12 +98,13 @@ std::string printHalide(const AlgorithmFuncs &f) {
   os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
      << " keys for query tiles of " << f.tileQ << " rows\n";
   os << "// algorithm\n";
+  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk});
   for (const Func &p : f.precomputed)
-    printFunc(os, p);
+    printFunc(os, p, bounds);
   for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qk, f.blockScore,
                   f.blockMax, f.blockExp, f.blockSum, f.blockPV, f.state, f.attn, f.out,
                   f.qkWeights, f.weights, f.lse})
-    printFunc(os, fn);
+    printFunc(os, fn, bounds);
   if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))
     os << "  where (key-block skipping) " << f.rk.domain().predicate() << "\n";
   os << "// schedule: " << f.policyName << "\n";
