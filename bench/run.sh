@@ -41,6 +41,17 @@ for arg in "$@"; do
   esac
 done
 
+# OpenBLAS picks its kernels for the CPU it finds; an OPENBLAS_CORETYPE left in
+# the environment (some set-ups force Haswell, i.e. AVX2 kernels, 2-3x slower on
+# AVX-512 machines) would make the baseline look worse than it is.
+if [[ -n "${ATTNC_BENCH_OPENBLAS_CORETYPE:-}" ]]; then
+  export OPENBLAS_CORETYPE="$ATTNC_BENCH_OPENBLAS_CORETYPE"
+elif [[ -n "${OPENBLAS_CORETYPE:-}" ]]; then
+  echo "note: ignoring OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE so OpenBLAS detects this CPU" \
+       "(set ATTNC_BENCH_OPENBLAS_CORETYPE to force a core)" >&2
+  unset OPENBLAS_CORETYPE
+fi
+
 jobs="${ATTNC_BUILD_JOBS:-2}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   generator=()

@@ -100,8 +100,9 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
   // Queries of the tile, stored transposed so the Q.K^T kernel loads vectors.
   // With `weights` they are also read outside the state's loops: keep them all.
   LoopLevel qLevel = f.weights.defined() ? LoopLevel::root() : LoopLevel(f.state, qt);
-  f.qs.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
-      i, vec, TailStrategy::GuardWithIf);
+  if (f.qs.defined())
+    f.qs.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
+        i, vec, TailStrategy::GuardWithIf);
   if (f.qHoist.defined() && !f.kHoist.defined())
     f.qHoist.compute_at(qLevel); // general: W^T q per query tile
   if (f.kHoist.defined()) {
@@ -177,9 +178,9 @@ void scheduleSimple(AlgorithmFuncs &f, const Target &) {
   f.state.update().reorder(f.d, f.ii, f.rk, f.qt, f.h, f.b).parallel(f.b);
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
     fn.compute_at(f.state, f.rk);
-  if (f.weights.defined())
+  if (f.qs.defined() && f.weights.defined())
     f.qs.compute_root();
-  else
+  else if (f.qs.defined())
     f.qs.compute_at(f.state, f.qt);
   f.scheduleNotes.push_back("softmax_state: compute_root, loops b (parallel) > h > qt > rk > ii > d");
   f.scheduleNotes.push_back("block funcs: compute_at softmax_state.rk; nothing vectorized");
