@@ -15,7 +15,7 @@ usage() {
 usage: bench/run.sh [BUILD_DIR] [--quick] [--keep-inputs] [attnc-bench options...]
 
   BUILD_DIR       CMake build folder (default: build); configured if empty
-  --quick         smoke test: one configuration of each kind (~1-2 minutes)
+  --quick         smoke test: one configuration of each kind (under a minute)
   --keep-inputs   keep the .npy inputs under RESULTS/work (deleted by default)
   other options go to attnc-bench, e.g. --threads 1, --only mha_n2048,decode_lk32768_g8,
   --baselines-only, --naive-max-gflop 20 (see build/bin/attnc-bench --help)

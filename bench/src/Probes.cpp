@@ -157,8 +157,6 @@ double measureTriad(ThreadPool &pool, int64_t n) {
     if (trial > 0) // the first trial warms the page tables
       best = std::max(best, 3.0 * 4.0 * double(n) / elapsed / 1e9);
   }
-  static volatile float keep;
-  keep = pa[n / 2]; // a use of the stores, so they are not dropped
   std::free(pa);
   std::free(pb);
   std::free(pc);
