@@ -13,5 +13,5 @@ echo "== ctest =="
 (cd "$BUILD_DIR" && ctest --output-on-failure -j 2 -E '^lit$')
 if [[ -x tests/fuzz/run_fuzzers.sh && "${ATTNC_FUZZ_SECONDS:-60}" != 0 ]]; then
   echo "== fuzz =="
-  tests/fuzz/run_fuzzers.sh "${ATTNC_FUZZ_SECONDS:-60}"
+  FUZZ_SECONDS="${ATTNC_FUZZ_SECONDS:-60}" tests/fuzz/run_fuzzers.sh "$(cd "$BUILD_DIR" && pwd)/fuzz" 2>&1 | tail -n 25
 fi
