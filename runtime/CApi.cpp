@@ -225,19 +225,24 @@ attn_status attn_kernel_check(const attn_kernel *kernel,
   }
 }
 
+// Checks only the inputs: they determine every size an output uses, so
+// callers that have not allocated outputs yet can still ask for sizes.
+static bool checkInputs(const attn_kernel *kernel, const attn_tensor *args, size_t nargs,
+                        SizeBindings &sizes, std::string &error) {
+  CheckOptions options;
+  options.inputsOnly = true;
+  return kernel->impl->check(args, nargs, sizes, error, options);
+}
+
 attn_status attn_kernel_size(const attn_kernel *kernel, const attn_tensor *args,
                              size_t nargs, const char *size_name,
                              int64_t *value) {
   if (!kernel || !size_name || !value)
     return ATTN_ERROR_INVALID;
   try {
-    // Inputs determine every size an output uses, so inputs-only checking
-    // also serves callers that have not allocated outputs yet.
     SizeBindings sizes;
     std::string error;
-    CheckOptions options;
-    options.inputsOnly = true;
-    if (!kernel->impl->check(args, nargs, sizes, error, options))
+    if (!checkInputs(kernel, args, nargs, sizes, error))
       return ATTN_ERROR_ARGUMENT;
     auto it = sizes.find(size_name);
     if (it != sizes.end()) {
@@ -273,9 +278,7 @@ attn_status attn_kernel_output_shape(const attn_kernel *kernel,
   try {
     SizeBindings sizes;
     std::string error;
-    CheckOptions options;
-    options.inputsOnly = true;
-    if (!kernel->impl->check(args, nargs, sizes, error, options))
+    if (!checkInputs(kernel, args, nargs, sizes, error))
       return fail(ATTN_ERROR_ARGUMENT, error, err, errlen);
     std::vector<int64_t> result;
     if (!shapeFromSizes(specs[index], sizes, result, error))

@@ -13,6 +13,21 @@
 
 namespace attnc_bench {
 
+// o = softmax(s[lo, hi)) v for a row whose maximum score is m; o starts at 0.
+static void softmaxWeightedSum(std::vector<float> &s, int64_t lo, int64_t hi, float m,
+                               const float *v, int64_t ldv, int64_t Dv, float *o) {
+  float sum = 0.f;
+  for (int64_t j = lo; j < hi; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  for (int64_t j = lo; j < hi; ++j)
+    for (int64_t d = 0; d < Dv; ++d)
+      o[d] += s[j] * v[j * ldv + d];
+  for (int64_t d = 0; d < Dv; ++d)
+    o[d] /= sum;
+}
+
 // One query row against keys [lo, hi) of k/v (row strides ldk, ldv): o = softmax(s) v.
 static void attendRow(const float *q, const float *k, int64_t ldk, const float *v,
                       int64_t ldv, int64_t D, int64_t Dv, int64_t lo, int64_t hi,
@@ -29,16 +44,7 @@ static void attendRow(const float *q, const float *k, int64_t ldk, const float *
     s[j] = scale * dot;
     m = std::fmax(m, s[j]);
   }
-  float sum = 0.f;
-  for (int64_t j = lo; j < hi; ++j) {
-    s[j] = std::exp(s[j] - m);
-    sum += s[j];
-  }
-  for (int64_t j = lo; j < hi; ++j)
-    for (int64_t d = 0; d < Dv; ++d)
-      o[d] += s[j] * v[j * ldv + d];
-  for (int64_t d = 0; d < Dv; ++d)
-    o[d] /= sum;
+  softmaxWeightedSum(s, lo, hi, m, v, ldv, Dv, o);
 }
 
 static void naiveSdpa(const Config &c, const std::vector<Tensor> &in, float *out,
@@ -97,16 +103,7 @@ static void naiveAdditive(const Config &c, const std::vector<Tensor> &in,
         s[j] = c.scale() * score;
         m = std::fmax(m, s[j]);
       }
-      float sum = 0.f;
-      for (int64_t j = lo; j < hi; ++j) {
-        s[j] = std::exp(s[j] - m);
-        sum += s[j];
-      }
-      for (int64_t j = lo; j < hi; ++j)
-        for (int64_t d = 0; d < c.Dv; ++d)
-          o[d] += s[j] * vb[j * c.Dv + d];
-      for (int64_t d = 0; d < c.Dv; ++d)
-        o[d] /= sum;
+      softmaxWeightedSum(s, lo, hi, m, vb, c.Dv, c.Dv, o);
     }
   });
 }
