@@ -28,6 +28,7 @@ struct attn_kernel {
 struct attn_library {
   std::unique_ptr<KernelLibrary> impl;
   std::vector<attn_kernel> kernels; // stable after open
+  bool fromCache = false;
 };
 
 namespace {
@@ -45,6 +46,33 @@ attn_status succeed(char *err, size_t errlen) {
   if (err && errlen)
     err[0] = '\0';
   return ATTN_OK;
+}
+
+attn_status wrap(std::unique_ptr<KernelLibrary> impl, attn_library **lib);
+
+/// Compile through the cache, then load. An entry that is in the cache but
+/// does not load (damaged by hand, or made by an incompatible build) is
+/// compiled again once rather than reported.
+attn_status compileAndOpen(const std::string &source, const std::string &name,
+                           const char *options, attn_library **lib, char *err,
+                           size_t errlen) {
+  std::string error;
+  CachedLibrary entry;
+  for (bool rebuild : {false, true}) {
+    attn_status status =
+        compileToLibrary(source, name, options ? options : "", rebuild, entry, error);
+    if (status != ATTN_OK)
+      return fail(status, error, err, errlen);
+    auto impl = KernelLibrary::open(entry.path, error);
+    if (impl) {
+      wrap(std::move(impl), lib);
+      (*lib)->fromCache = entry.fromCache;
+      return succeed(err, errlen);
+    }
+    if (!entry.fromCache)
+      break;
+  }
+  return fail(ATTN_ERROR_LOAD, error, err, errlen);
 }
 
 attn_status wrap(std::unique_ptr<KernelLibrary> impl, attn_library **lib) {
@@ -114,11 +142,8 @@ attn_status attn_library_compile(const char *source, size_t length,
                 err, errlen);
   *lib = nullptr;
   try {
-    std::string libraryPath, error;
-    if (!compileToLibrary(std::string(source, length), "<source>",
-                          options ? options : "", libraryPath, error))
-      return fail(ATTN_ERROR_UNSUPPORTED, error, err, errlen);
-    return attn_library_open(libraryPath.c_str(), lib, err, errlen);
+    return compileAndOpen(std::string(source, length), "<source>", options, lib, err,
+                          errlen);
   } catch (const std::bad_alloc &) {
     return fail(ATTN_ERROR_LOAD, "out of memory", err, errlen);
   }
@@ -140,13 +165,25 @@ attn_status attn_library_compile_file(const char *path, const char *options,
                   err, errlen);
     std::ostringstream text;
     text << in.rdbuf();
-    std::string libraryPath, error;
-    if (!compileToLibrary(text.str(), path, options ? options : "", libraryPath,
-                          error))
-      return fail(ATTN_ERROR_UNSUPPORTED, error, err, errlen);
-    return attn_library_open(libraryPath.c_str(), lib, err, errlen);
+    if (!in.good() && !in.eof())
+      return fail(ATTN_ERROR_IO, std::string("cannot read '") + path + "'", err, errlen);
+    return compileAndOpen(text.str(), path, options, lib, err, errlen);
   } catch (const std::bad_alloc &) {
     return fail(ATTN_ERROR_LOAD, "out of memory", err, errlen);
+  }
+}
+
+int attn_library_from_cache(const attn_library *lib) {
+  return lib && lib->fromCache ? 1 : 0;
+}
+
+size_t attn_cache_directory(char *buffer, size_t len) {
+  try {
+    std::string dir = cacheDirectory();
+    fail(ATTN_OK, dir, buffer, len);
+    return dir.size();
+  } catch (const std::bad_alloc &) {
+    return 0;
   }
 }
 

@@ -1,9 +1,10 @@
 //===- HalideHooks.cpp - The runtime's hold on Halide's runtime -----------===//
 //
-// A kernel library either embeds its own Halide runtime or shares one with
-// the process, so the hooks are looked up through its dlopen handle and in
-// the process, and installed in each distinct copy found. The registry keeps
-// one entry per library so thread counts reach runtimes loaded later too.
+// A kernel library made by attnc shares the process's one Halide runtime
+// (libattnc_halide_runtime, which libattnrt links); older or hand-made ones
+// embed their own. So the hooks are looked up through its dlopen handle and
+// in the process, and installed in each distinct copy found. The registry
+// keeps one entry per library so thread counts reach runtimes loaded later.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HalideHooks.h"
@@ -88,6 +89,10 @@ int setNumThreads(int n) {
   std::lock_guard<std::mutex> lock(registryMutex);
   int previous = threadSetting;
   threadSetting = n;
+  // The shared runtime libattnrt links (libattnc_halide_runtime), which
+  // kernel libraries made by attnc and apps built with attnc_add_kernel use,
+  // takes the setting even before any library is opened.
+  halide_set_num_threads(n);
   for (const Attached &a : registry)
     for (SetNumThreadsFn set : a.setNumThreads)
       set(n);

@@ -1,14 +1,36 @@
 //===- Jit.cpp - Compile .attn source into a cached kernel library --------===//
 //
-// Placeholder until the compiler library (compiler/Driver) can be linked into
-// the runtime: every request fails with a message naming the workaround, so
-// callers (attn_library_compile, attnc-run on a .attn file) already take the
-// final code path and report the failure like any other.
+// The key is a SHA-256 over: a format tag, the compiler's version and a
+// digest of the binary that holds the compiler (so a rebuilt compiler never
+// reuses stale entries), the resolved Halide target ("host" becomes the
+// host's feature string), the options in canonical form, and the source.
+// Writers compile into a temporary file in the cache folder and rename it
+// into place, so no reader ever sees half a library; a per-key lock file
+// (flock) lets a second process wait for the first instead of compiling the
+// same key again. Without working locks, rename alone still keeps it safe.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Jit.h"
 
+#include "compiler/Driver/CommandLine.h"
+#include "compiler/Driver/Compiler.h"
+#include "compiler/HalideBackend/EmitKernel.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SHA256.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
 
 namespace attnc::runtime {
 
@@ -22,15 +44,209 @@ std::string cacheDirectory() {
   return ".attnc-cache";
 }
 
-bool compileToLibrary(const std::string & /*source*/,
-                      const std::string &sourceName,
-                      const std::string & /*options*/,
-                      std::string & /*libraryPath*/, std::string &error) {
-  error = "cannot compile '" + sourceName +
-          "': run-time compilation of .attn source is not available yet in "
-          "this version of libattnrt; compile it first with `attnc " +
-          sourceName + " -o libNAME.so` and pass the .so";
-  return false;
+namespace {
+
+std::string hex(llvm::StringRef bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char c : bytes) {
+    s += digits[c >> 4];
+    s += digits[c & 15];
+  }
+  return s;
+}
+
+/// compilerVersion() plus a digest of the file this code was loaded from
+/// (libattnrt.so, or an executable linking the compiler statically).
+const std::string &compilerFingerprint() {
+  static std::string fingerprint = [] {
+    std::string text = compilerVersion();
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&cacheDirectory), &info) && info.dli_fname) {
+      std::string path = info.dli_fname;
+      if (path.find('/') == std::string::npos)
+        path = "/proc/self/exe";
+      std::ifstream in(path, std::ios::binary);
+      llvm::SHA256 sha;
+      char buffer[1 << 16];
+      bool any = false;
+      while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        sha.update(llvm::StringRef(buffer, size_t(in.gcount())));
+        any = true;
+      }
+      if (any)
+        text += " build " + hex(sha.final());
+    }
+    return text;
+  }();
+  return fingerprint;
+}
+
+/// mkdir -p with mode 0755; true when `dir` is a directory afterwards.
+bool makeDirectories(const std::string &dir, std::string &error) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (partial.empty())
+      continue;
+    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      error = "cannot create the cache directory '" + partial + "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    error = "the cache directory '" + dir + "' is not a directory";
+    return false;
+  }
+  return true;
+}
+
+bool isNonEmptyFile(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/// Holds an exclusive flock on `path` while alive; a no-op where locking
+/// fails (some network file systems), as rename keeps entries whole anyway.
+class FileLock {
+public:
+  explicit FileLock(const std::string &path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0)
+      while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~FileLock() {
+    if (fd_ >= 0)
+      close(fd_); // releases the lock
+  }
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+/// Halide and LLVM keep global state; one compile at a time per process.
+std::mutex compileMutex;
+
+/// The canonical text of the options that change the generated code.
+std::string canonicalOptions(const CompileOptions &options, const std::string &target) {
+  std::string text = "target=" + target + "\nschedule=" +
+                     std::to_string(int(options.backend.schedule)) + "\n";
+  for (const std::string &kernel : options.frontend.kernels)
+    text += "kernel=" + kernel + "\n";
+  for (const auto &[field, value] : options.frontend.overrides)
+    text += "define=" + field + "=" + value + "\n";
+  return text;
+}
+
+} // namespace
+
+attn_status compileToLibrary(const std::string &source, const std::string &sourceName,
+                             const std::string &optionText, bool rebuild,
+                             CachedLibrary &result, std::string &error) {
+  // Options: attnc's own parser, minus what the runtime decides itself.
+  std::vector<std::string> words;
+  CommandLine cl;
+  std::string why;
+  if (!splitOptionString(optionText, words, why) || !parseCommandLine(words, cl, why)) {
+    error = "invalid compile options: " + why;
+    return ATTN_ERROR_INVALID;
+  }
+  CompileOptions &options = cl.compile;
+  const char *refused = cl.help                               ? "--help"
+                        : cl.version                          ? "--version"
+                        : !options.outputFile.empty()         ? "-o"
+                        : options.emit != EmitStage::None     ? "--emit"
+                        : !options.backend.withRuntime        ? "--no-runtime"
+                        : !options.inputFile.empty()          ? "an input file"
+                                                              : nullptr;
+  if (refused) {
+    error = std::string("invalid compile options: ") + refused +
+            " cannot be used in run-time compilation (the runtime chooses the output "
+            "and the source is given as text); accepted: --kernel, --target, "
+            "--schedule, -D FIELD=VALUE";
+    return ATTN_ERROR_INVALID;
+  }
+
+  std::string target;
+  try {
+    target = halide_backend::parseTarget(options.backend.target, true).to_string();
+  } catch (const std::exception &e) {
+    error = std::string("invalid compile options: ") + e.what();
+    return ATTN_ERROR_INVALID;
+  }
+
+  llvm::SHA256 sha;
+  for (const std::string &part :
+       {std::string("attnc-cache-1"), compilerFingerprint(), canonicalOptions(options, target),
+        source}) {
+    sha.update(llvm::StringRef(std::to_string(part.size()) + ":"));
+    sha.update(llvm::StringRef(part));
+  }
+  result.key = hex(sha.final()).substr(0, 40);
+  std::string dir = cacheDirectory();
+  result.path = dir + "/attnc-" + result.key + ".so";
+  result.fromCache = false;
+
+  if (!rebuild && isNonEmptyFile(result.path)) {
+    result.fromCache = true;
+    return ATTN_OK;
+  }
+  if (!makeDirectories(dir, error))
+    return ATTN_ERROR_IO;
+  FileLock lock(dir + "/attnc-" + result.key + ".lock");
+  // Another process may have finished this key while we waited.
+  if (!rebuild && isNonEmptyFile(result.path)) {
+    result.fromCache = true;
+    return ATTN_OK;
+  }
+
+  std::string pattern = dir + "/.attnc-" + result.key + "-XXXXXX.so";
+  std::vector<char> temp(pattern.begin(), pattern.end());
+  temp.push_back('\0');
+  int fd = mkstemps(temp.data(), 3);
+  if (fd < 0) {
+    error = "cannot create a file in the cache directory '" + dir + "': " + std::strerror(errno);
+    return ATTN_ERROR_IO;
+  }
+  fchmod(fd, 0644); // mkstemps makes 0600; the linker keeps the mode it finds
+  close(fd);
+  std::string tempPath = temp.data();
+
+  options.inputFile = sourceName;
+  options.outputFile = tempPath;
+  options.writeHeader = false;
+  std::ostringstream diagnostics;
+  ExitCode code;
+  {
+    std::lock_guard<std::mutex> guard(compileMutex);
+    try {
+      code = compileSource(source, options, diagnostics);
+    } catch (const std::exception &e) {
+      diagnostics << "attnc: internal error: " << e.what() << "\n";
+      code = InternalError;
+    }
+  }
+  if (code != Success) {
+    std::remove(tempPath.c_str());
+    std::string text = diagnostics.str();
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    error = "cannot compile '" + sourceName + "':\n" + text;
+    return ATTN_ERROR_COMPILE;
+  }
+  if (std::rename(tempPath.c_str(), result.path.c_str()) != 0) {
+    error = "cannot move the compiled library into the cache as '" + result.path +
+            "': " + std::strerror(errno);
+    std::remove(tempPath.c_str());
+    return ATTN_ERROR_IO;
+  }
+  return ATTN_OK;
 }
 
 } // namespace attnc::runtime

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/Compiler.h"
+#include "compiler/Driver/SharedRuntime.h"
 
 #include "compiler/Conversion/AttnToHalide/ConvertAttnToHalide.h"
 #include "compiler/Frontend/Diagnostics.h"
@@ -78,7 +79,8 @@ bool writeText(const std::string &text, const std::string &path, std::ostream &e
 class Compilation {
 public:
   Compilation(const std::string &source, const CompileOptions &options, std::ostream &errs)
-      : options(options), errs(errs), diag(options.inputFile, source, errs) {}
+      : options(options), errs(errs), diag(options.inputFile, source, errs),
+        backend(options.backend) {}
 
   ExitCode run() {
     if (options.emit == EmitStage::Runtime)
@@ -107,6 +109,7 @@ private:
   const CompileOptions &options;
   std::ostream &errs;
   DiagnosticEngine diag;
+  halide_backend::EmitOptions backend; // options.backend plus the shared runtime found
 
   /// MLIR diagnostics in the same `FILE:LINE:COL: error: ...` form as the
   /// frontend's.
@@ -178,8 +181,20 @@ private:
     Artifact artifact = endsWith(out, ".a")    ? Artifact::StaticLibrary
                         : endsWith(out, ".so") ? Artifact::SharedLibrary
                                                : Artifact::Object;
+    if (artifact == Artifact::SharedLibrary && options.backend.withRuntime &&
+        backend.sharedRuntime.empty()) {
+      // One Halide runtime per process (TOOLS.md section 4): link the shared
+      // runtime library rather than embedding a private copy.
+      std::string searched;
+      backend.sharedRuntime = findSharedHalideRuntime(searched);
+      if (backend.sharedRuntime.empty())
+        errs << "attnc: warning: the shared Halide runtime library was not found (looked at "
+             << searched << "); '" << out
+             << "' embeds its own runtime and will not share a thread pool with other kernel "
+                "libraries\n";
+    }
     ExitCode code = emit(artifact, configs);
-    if (code != Success)
+    if (code != Success || !options.writeHeader)
       return code;
     return emitTo(Artifact::Header, configs, headerPathFor(out));
   }
@@ -192,7 +207,7 @@ private:
   ExitCode emitTo(Artifact artifact, const std::vector<halide_backend::AttentionConfig> &configs,
                   const std::string &path) {
     try {
-      halide_backend::emitArtifact(configs, options.backend, artifact, path);
+      halide_backend::emitArtifact(configs, backend, artifact, path);
     } catch (const halide_backend::BackendError &e) {
       errs << "attnc: error: " << e.what() << "\n";
       return InternalError;

@@ -27,6 +27,7 @@ struct CompileOptions {
   EmitStage emit = EmitStage::None;
   FrontendOptions frontend;
   halide_backend::EmitOptions backend;
+  bool writeHeader = true; // -o also writes NAME.h beside the artifact
 };
 
 /// Exit codes of attnc (TOOLS.md section 2).

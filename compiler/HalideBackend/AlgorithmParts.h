@@ -38,8 +38,10 @@ struct ScoreInputs {
 void defineScoreInputs(ScoreInputs &in);
 
 /// Defines `qk(j, i, h, b)`: the score's reduction (dot product, or the
-/// additive MLP's sum over hidden units).
-void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Halide::Func qk);
+/// additive MLP's sum over hidden units). With `blockRows`, i is a block row
+/// and h a row group (f.qRow, see AlgorithmFuncs::groupP); else query and head.
+void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Halide::Func qk,
+                          bool blockRows);
 
 struct ScoreParts {
   Halide::Expr score; // scaled, soft-capped, biased

@@ -11,6 +11,7 @@
 #include "compiler/HalideBackend/AlgorithmParts.h"
 #include "compiler/HalideBackend/BackendError.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace Halide;
@@ -93,11 +94,18 @@ private:
 
   void chooseTiles() {
     SizeTable sizes = sizesOf(spec);
+    // GQA: the query heads of one KV head share the tile, so each K/V block
+    // is loaded once for all of them. The additive score keeps per-head rows
+    // (its hoisted W_q q is indexed by query and head).
+    if (sizes.G > 0 && sizes.H > sizes.G && sizes.H % sizes.G == 0 &&
+        spec.score != ScoreKind::Additive)
+      f.groupP = (int)(sizes.H / sizes.G);
     // Query tiles of 32 rows feed a 2 x 16-lane register block; a short fixed
-    // Lq (decode) gets a tile of its own size so no row is computed in vain.
+    // row count (decode) gets a tile of its own size so no row is computed in vain.
+    int64_t rows = sizes.Lq > 0 ? sizes.Lq * f.groupP : 0;
     f.tileQ = 32;
-    if (sizes.Lq > 0 && sizes.Lq < 32)
-      f.tileQ = (int)sizes.Lq;
+    if (rows > 0 && rows < 32)
+      f.tileQ = (int)rows;
     // Larger key blocks amortize the per-block rescaling of the state; with
     // an interval mask, smaller ones waste less work on the diagonal.
     bool skipsBlocks = spec.hasMask(MaskKind::Causal) || spec.hasMask(MaskKind::Window) ||
@@ -107,6 +115,15 @@ private:
     f.blockK = skipsBlocks ? 64 : 128;
     if (sizes.Lk > 0 && sizes.Lk < f.blockK)
       f.blockK = (int)sizes.Lk;
+    // Decode (all rows in one tile): only B x G tasks would exist, each
+    // streaming its whole K/V; split the keys into chunks with partial
+    // softmax states so every thread streams a share, merged at the end.
+    if (rows > 0 && rows <= 32) {
+      f.splits = 8;
+      if (sizes.Lk > 0)
+        f.splits = (int)std::max<int64_t>(
+            1, std::min<int64_t>(8, (sizes.Lk + f.blockK - 1) / f.blockK / 2));
+    }
   }
 
   void makeParams() {
@@ -249,6 +266,7 @@ private:
     Expr c = f.h * width + f.d;
     p(f.d, f.i, f.h, f.b) = 0.0f;
     p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * param(w)(c, r);
+    f.precomputed.push_back(p);
     Func biased = exactFunc(name + "_b");
     if (spec.projBias)
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + param(bias)(c);
@@ -335,15 +353,32 @@ private:
     return buildMask(in, env);
   }
 
+  /// The KV head of row group hb.
+  Expr kvHeadOf(const Expr &hb) {
+    SizeTable sizes = sizesOf(spec);
+    return hb / (int32_t)(sizes.H / f.groupP / sizes.G);
+  }
+
+  void makeRowQueries() {
+    if (f.groupP == 1) {
+      f.qRow = f.qs;
+      return;
+    }
+    Expr P = Expr((int32_t)f.groupP);
+    f.qRow(f.d, f.i, f.h, f.b) = f.qs(f.d, f.i / P, f.h * P + f.i % P, f.b);
+  }
+
   void makeBlocks() {
-    Expr iA = f.qt * f.tileQ + f.ii;
+    Expr P = Expr((int32_t)f.groupP);
+    Expr rA = f.qt * f.tileQ + f.ii;
+    Expr iA = rA / P, hA = f.h * P + rA % P;
     Expr jA = f.kb * f.blockK + f.jj;
-    Expr g = f.h / (f.H / f.G);
     f.rj = RDom(0, f.blockK, "rj");
 
-    defineScoreReduction(f, config, f.qk);
-    ExprEnv env = makeEnv(iA, jA, f.h, f.b);
-    ScoreParts parts = finishScore(f, config, env, f.qk(jA, iA, f.h, f.b));
+    makeRowQueries();
+    defineScoreReduction(f, config, f.qk, /*blockRows=*/true);
+    ExprEnv env = makeEnv(iA, jA, hA, f.b);
+    ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
     MaskParts mask = masksFor(env);
     Expr visible = jA < f.Lk && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
@@ -363,32 +398,59 @@ private:
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) += p;
     f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
     f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
-        p * f.vIn(f.d, f.kb * f.blockK + f.rj, g, f.b);
+        p * f.vIn(f.d, f.kb * f.blockK + f.rj, kvHeadOf(f.h), f.b);
 
     keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
   }
 
   Expr keyBlockPredicate;
 
+  /// One step of the online softmax: state (m, l, acc) absorbs a part with
+  /// maximum mPart, sum lPart and weighted values accPart.
+  static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
+                      const Expr &accPart) {
+    Expr mNew = max(st[0], mPart);
+    Expr alpha = clampedExp(st[0] - mNew); // rescales what was summed so far
+    Expr beta = clampedExp(mPart - mNew);  // rescales this part's sums
+    return Tuple(mNew, st[1] * alpha + lPart * beta, st[2] * alpha + accPart * beta);
+  }
+
   void makeState() {
-    Expr nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
-    f.rk = RDom(0, nBlocks, "rk");
+    f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
+    f.chunkBlocks = f.splits == 1 ? f.nBlocks : (f.nBlocks + (f.splits - 1)) / f.splits;
+    f.rk = RDom(0, f.chunkBlocks, "rk");
+    Var d = f.d, ii = f.ii, qt = f.qt, s = f.s, h = f.h, b = f.b;
+    // One chunk: s is always 0 and the key block is rk itself.
+    Expr kbA = f.splits == 1 ? Expr(f.rk.x) : s * f.chunkBlocks + f.rk;
+    Expr pred = f.splits == 1 ? Expr() : Expr(kbA < f.nBlocks);
     if (keyBlockPredicate.defined()) {
-      Expr pred = substitute(f.kb.name(), Expr(f.rk.x), keyBlockPredicate);
-      f.rk.where(pred);
+      Expr maskPred = substitute(f.kb.name(), kbA, keyBlockPredicate);
+      pred = pred.defined() ? (pred && maskPred) : maskPred;
     }
-    Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b;
-    f.state(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
-    Expr mOld = f.state(d, ii, qt, h, b)[0];
-    Expr lOld = f.state(d, ii, qt, h, b)[1];
-    Expr accOld = f.state(d, ii, qt, h, b)[2];
-    Expr mBlock = f.blockMax(ii, qt, f.rk, h, b);
-    Expr mNew = max(mOld, mBlock);
-    Expr alpha = clampedExp(mOld - mNew); // rescales what was summed so far
-    Expr beta = clampedExp(mBlock - mNew); // rescales this block's sums
-    f.state(d, ii, qt, h, b) =
-        Tuple(mNew, lOld * alpha + f.blockSum(ii, qt, f.rk, h, b) * beta,
-              accOld * alpha + f.blockPV(d, ii, qt, f.rk, h, b) * beta);
+    if (pred.defined())
+      f.rk.where(pred);
+    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
+    f.state(d, ii, qt, s, h, b) =
+        absorb(f.state(d, ii, qt, s, h, b), f.blockMax(ii, qt, kbA, h, b),
+               f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b));
+
+    if (f.splits == 1) {
+      f.merged(d, ii, qt, h, b) = f.state(d, ii, qt, 0, h, b);
+      return;
+    }
+    // The chunks' partial states merge like key blocks do (empty chunks hold
+    // the sentinel maximum and zero sums, so they add nothing).
+    f.rs = RDom(0, f.splits, "rs");
+    f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
+    Tuple part = f.state(d, ii, qt, f.rs, h, b);
+    f.merged(d, ii, qt, h, b) = absorb(f.merged(d, ii, qt, h, b), part[0], part[1], part[2]);
+  }
+
+  /// The merged state of query i, head h (rows r = i * P + h % P).
+  Tuple mergedAt(const Expr &d, const Expr &i, const Expr &h, const Expr &b) {
+    Expr P = Expr((int32_t)f.groupP);
+    Expr r = i * P + h % P;
+    return f.merged(d, r % f.tileQ, r / f.tileQ, h / P, b);
   }
 
   //--- Outputs ---------------------------------------------------------------//
@@ -417,7 +479,7 @@ private:
 
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
-    Tuple st = f.state(d, i % f.tileQ, i / f.tileQ, h, b);
+    Tuple st = mergedAt(d, i, h, b);
     f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
 
     bool outProj = spec.project == ProjectKind::QKVOut ||
@@ -436,9 +498,9 @@ private:
     }
     constrainOutput(f.out, "out");
 
-    Tuple st0 = f.state(0, i % f.tileQ, i / f.tileQ, h, b);
+    Tuple st0 = mergedAt(0, i, h, b);
     if (spec.outputWeights) {
-      defineScoreReduction(f, config, f.qkWeights);
+      defineScoreReduction(f, config, f.qkWeights, /*blockRows=*/false);
       ExprEnv env = makeEnv(i, j, h, b);
       ScoreParts parts = finishScore(f, config, env, f.qkWeights(j, i, h, b));
       MaskParts mask = masksFor(env);

@@ -38,20 +38,34 @@ struct AlgorithmFuncs {
   // Tiling of the algorithm: query tile rows and keys per block.
   int tileQ = 32;
   int blockK = 64;
+  /// Query heads per row group: the block Funcs run over "rows" r = i * P + p
+  /// of query i and head h = hb * P + p, so the P query heads that share one
+  /// KV head (GQA) form one tile and each K/V block is loaded once for all of
+  /// them. P = 1 (rows are queries, hb is the query head) unless grouped.
+  int groupP = 1;
+  /// The key blocks are split into `splits` chunks with a partial softmax
+  /// state each, merged at the end (decode: the keys spread over threads).
+  int splits = 1;
 
-  // Variables. Query row i = qt * tileQ + ii, key j = kb * blockK + jj.
+  // Variables. Row r = qt * tileQ + ii, key j = kb * blockK + jj, and key
+  // block kb = s * chunkBlocks + rk. In the block Funcs `i` is the row and `h`
+  // the row group hb (the query head when P = 1).
   Halide::Var d{"d"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, g{"g"};
-  Halide::Var ii{"ii"}, qt{"qt"}, jj{"jj"}, kb{"kb"}, n{"n"}, m{"m"};
-  Halide::RDom rd, rj, rk; // over D (dot), over a key block, over key blocks
+  Halide::Var ii{"ii"}, qt{"qt"}, jj{"jj"}, kb{"kb"}, n{"n"}, m{"m"}, s{"s"};
+  Halide::RDom rd, rj, rk, rs; // over D (dot), a key block, a chunk's key blocks, splits
 
   // Inputs after layout, projection and clamping: (d, i, h, b) / (d, j, g, b).
   Halide::Func qIn = exactFunc("q_in"), kIn = exactFunc("k_in"), vIn = exactFunc("v_in");
   /// Queries as the dot product reads them: scaled (scaleOnQuery), multiplied
   /// by W (general score); (d, i, h, b).
   Halide::Func qs = exactFunc("q_scaled");
+  /// qs by rows (r, hb) of the block Funcs; the same Func as qs when P = 1.
+  Halide::Func qRow = exactFunc("q_rows");
   /// Hoisted per-query / per-key parts of the score (additive: W_q q, W_k k).
   Halide::Func qHoist = exactFunc("q_hoist"), kHoist = exactFunc("k_hoist");
-  /// Root-level precomputations (projections, positional encodings).
+  /// Root-level precomputations (projections, positional encodings), in
+  /// producer order; those with an update definition are the projections'
+  /// matrix products (the output projection reads `attn`).
   std::vector<Halide::Func> precomputed;
 
   // One key block of one query tile.
@@ -61,8 +75,11 @@ struct AlgorithmFuncs {
   Halide::Func blockExp = exactFunc("block_exp");       // (jj, ii, qt, kb, h, b)
   Halide::Func blockSum = exactFunc("block_sum");       // (ii, qt, kb, h, b)
   Halide::Func blockPV = exactFunc("block_pv");         // (d, ii, qt, kb, h, b)
-  /// Online softmax state over key blocks: Tuple(max, sum, acc), (d, ii, qt, h, b).
+  /// Online softmax state over one chunk's key blocks: Tuple(max, sum, acc),
+  /// (d, ii, qt, s, h, b).
   Halide::Func state = exactFunc("softmax_state");
+  /// The chunks' states merged: (d, ii, qt, h, b); a plain view when splits = 1.
+  Halide::Func merged = exactFunc("softmax_merged");
   /// Attention result per head before the output layout: (d, i, h, b).
   Halide::Func attn = exactFunc("attn");
 
@@ -72,6 +89,8 @@ struct AlgorithmFuncs {
 
   /// Sizes as Halide expressions (constants when fixed).
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
+  /// Key blocks in all, and per chunk of a split.
+  Halide::Expr nBlocks, chunkBlocks;
 
   /// What applySchedule chose, for `--emit=halide` (policy, tiles, loops).
   std::string policyName;

@@ -72,6 +72,11 @@ struct EmitOptions {
   std::string target = "host";
   SchedulePolicy schedule = SchedulePolicy::Tuned;
   bool withRuntime = true;
+  /// For shared libraries: the shared Halide runtime library (a path) to
+  /// link against instead of embedding a runtime, so that every kernel
+  /// library of a process shares one runtime and thread pool. Empty: embed
+  /// (when withRuntime).
+  std::string sharedRuntime;
 };
 
 } // namespace attnc::halide_backend

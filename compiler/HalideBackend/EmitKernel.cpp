@@ -189,7 +189,9 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     throw BackendError("no output path given");
   if (path == "-" && !isText(artifact))
     throw BackendError("a binary artifact cannot be written to standard output; use -o FILE");
-  Target target = parseTarget(options.target, options.withRuntime);
+  // A shared library linked against the shared runtime carries none itself.
+  bool linkSharedRuntime = artifact == Artifact::SharedLibrary && !options.sharedRuntime.empty();
+  Target target = parseTarget(options.target, options.withRuntime && !linkSharedRuntime);
 
   switch (artifact) {
   case Artifact::RuntimeObject:
@@ -255,9 +257,20 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     TempFile object(".o");
     writeOutput(object.path(), objectCode(*module));
     const char *cc = std::getenv("CC");
-    runTool({cc && *cc ? cc : "cc", "-shared", "-o", path, object.path(), "-lpthread", "-ldl",
-             "-lm"},
-            "link the shared library '" + path + "'");
+    std::vector<std::string> command = {cc && *cc ? cc : "cc", "-shared", "-o", path,
+                                        object.path()};
+    if (linkSharedRuntime) {
+      // DT_NEEDED on the runtime's soname, found through the RUNPATH of its
+      // folder; a process that already holds the runtime reuses that copy.
+      const std::string &rt = options.sharedRuntime;
+      size_t slash = rt.find_last_of('/');
+      std::string dir = slash == std::string::npos ? "." : rt.substr(0, slash);
+      command.push_back(rt);
+      command.push_back("-Wl,-rpath," + dir);
+    }
+    for (const char *lib : {"-lpthread", "-ldl", "-lm"})
+      command.push_back(lib);
+    runTool(command, "link the shared library '" + path + "'");
     return;
   }
   default:

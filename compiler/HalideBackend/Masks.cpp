@@ -39,8 +39,10 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   Expr off = f.Lk - f.Lq;
   r.jMin = f.kb * f.blockK;
   r.jMax = r.jMin + (f.blockK - 1);
-  r.ipMin = f.qt * f.tileQ + off;
-  r.ipMax = r.ipMin + (f.tileQ - 1);
+  // Rows r = i * P + p: the tile's queries are its rows divided by P.
+  Expr P = Expr((int32_t)f.groupP);
+  r.ipMin = (f.qt * f.tileQ) / P + off;
+  r.ipMax = (f.qt * f.tileQ + (f.tileQ - 1)) / P + off;
 
   Expr validLenB, validLenEnv;
   bool hasValidLen = config.spec.hasMask(MaskKind::ValidLen) ||

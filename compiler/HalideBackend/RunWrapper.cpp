@@ -237,7 +237,10 @@ void addRunWrappers(llvm::Module &module, const std::vector<const AttentionConfi
   auto *i8p = llvm::Type::getInt8Ty(ctx)->getPointerTo();
   names.push_back(llvm::ConstantPointerNull::get(i8p));
   auto *arrT = llvm::ArrayType::get(i8p, names.size());
-  new llvm::GlobalVariable(module, arrT, true, llvm::GlobalValue::ExternalLinkage,
+  // Weak: objects from several attnc runs (--no-runtime + --emit=runtime)
+  // link into one app without a clash. The list serves libattnrt, which
+  // loads libraries made by one attnc run (`-o x.so`), where it is unique.
+  new llvm::GlobalVariable(module, arrT, true, llvm::GlobalValue::WeakAnyLinkage,
                            llvm::ConstantArray::get(arrT, names), "attnc_kernels");
 }
 

@@ -48,16 +48,54 @@ int constantOf(const Expr &e, int fallback) {
   return fallback;
 }
 
-/// Root-level precomputations: parallel over their outermost dimension,
-/// vectorized over the innermost.
+/// A projection's matrix product p(c, row, ...) += x(r, row) * w(c, r): a
+/// register block of 4 rows x 4 vectors of c with the reduction outside the
+/// unrolled block (16 accumulators stay in registers), row tiles in parallel.
+void scheduleProjection(Func p, int vec) {
+  std::vector<Var> args = p.args();
+  Var c = args[0], row = args[1];
+  Var rowO("rowO"), rowI("rowI"), cO("cO"), cM("cM"), cI("cI");
+  p.compute_root().vectorize(c, vec, TailStrategy::GuardWithIf).parallel(args.back());
+  std::vector<VarOrRVar> order{cI, cM, rowI};
+  const Internal::Definition &update = p.function().update(0);
+  for (const Internal::ReductionVariable &rv : update.schedule().rvars())
+    order.push_back(RVar(rv.var));
+  order.push_back(cO);
+  order.push_back(rowO);
+  for (size_t k = 2; k < args.size(); ++k)
+    order.push_back(args[k]);
+  p.update()
+      .split(row, rowO, rowI, 4, TailStrategy::GuardWithIf)
+      .split(c, cO, c, 4 * vec, TailStrategy::GuardWithIf)
+      .split(c, cM, cI, vec, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .vectorize(cI)
+      .unroll(cM)
+      .unroll(rowI)
+      .parallel(rowO);
+}
+
+/// Root-level precomputations: projections as register-blocked matrix
+/// products; the rest vectorized over the innermost dimension and parallel
+/// over the outermost.
 void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
+  bool outProjected = false;
   for (Func p : f.precomputed) {
+    if (p.has_update_definition()) {
+      scheduleProjection(p, vec);
+      outProjected = outProjected || p.name() == "out_proj";
+      continue;
+    }
     std::vector<Var> args = p.args();
     p.compute_root();
     p.vectorize(args.front(), vec, TailStrategy::GuardWithIf).parallel(args.back());
-    for (int k = 0; k < p.num_update_definitions(); ++k)
-      p.update(k).vectorize(args.front(), vec, TailStrategy::GuardWithIf).parallel(args.back());
   }
+  // The output projection reads every head's result once per output column
+  // block: normalize them once.
+  if (outProjected)
+    f.attn.compute_root()
+        .vectorize(f.d, vec, TailStrategy::GuardWithIf)
+        .parallel(f.h);
 }
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
@@ -81,36 +119,60 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
   Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, jj = f.jj, i = f.i, j = f.j;
   schedulePrecomputed(f, vec);
 
-  // The state of a query tile: one parallel task per (query tile, head, batch).
+  // The state of a query tile: one parallel task per (query tile, key chunk,
+  // row group, batch); with one chunk and one tile (decode) that would leave
+  // a single task per head, hence the key split of the algorithm.
   int dVectors = (Dv + vec - 1) / vec;
   int pvRows = divisorAtMost(TQ, std::max(1, 16 / dVectors));
-  Var io("io"), iu("iu"), dO("dO"), dI("dI");
-  f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
+  Var io("io"), iu("iu"), dO("dO"), dI("dI"), t1("t1"), task("task");
+  f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
   f.state.update()
       .split(ii, io, iu, pvRows)
       .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
-      .reorder(dI, dO, iu, io, f.rk, qt, h, b)
+      .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
       .vectorize(dI)
       .unroll(dO)
       .unroll(iu)
+      .fuse(f.s, h, t1)
+      .fuse(t1, b, task)
+      .parallel(task)
       .parallel(qt);
-  notes.push_back("softmax_state: compute_root; update loops b > h > qt parallel > rk > ii/" +
-                  std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec));
+  notes.push_back("softmax_state: compute_root; update loops (b, h, s) fused parallel > qt parallel > rk > ii/" +
+                  std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
+                  std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
+                  " query head(s) per K/V block");
+  if (f.splits > 1) {
+    f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    f.merged.update().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
+                    " key chunks' partial states");
+  }
 
   // Queries of the tile, stored transposed so the Q.K^T kernel loads vectors.
   // With `weights` they are also read outside the state's loops: keep them all.
-  LoopLevel qLevel = f.weights.defined() ? LoopLevel::root() : LoopLevel(f.state, qt);
-  if (f.qs.defined())
-    f.qs.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
+  bool qsShared = f.weights.defined() && f.groupP == 1;
+  LoopLevel qLevel = qsShared ? LoopLevel::root() : LoopLevel(f.state, qt);
+  if (f.qRow.defined())
+    f.qRow.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
         i, vec, TailStrategy::GuardWithIf);
   if (f.qHoist.defined() && !f.kHoist.defined())
     f.qHoist.compute_at(qLevel); // general: W^T q per query tile
   if (f.kHoist.defined()) {
-    // Additive: W_q q and W_k k once per row, outside the (i, j) loops.
-    f.qHoist.compute_root().vectorize(f.n, vec, TailStrategy::GuardWithIf).parallel(f.b);
-    f.qHoist.update().vectorize(f.n, vec, TailStrategy::GuardWithIf).parallel(f.b);
-    f.kHoist.compute_root().vectorize(f.n, vec, TailStrategy::GuardWithIf).parallel(f.b);
-    f.kHoist.update().vectorize(f.n, vec, TailStrategy::GuardWithIf).parallel(f.b);
+    // Additive: W_q q and W_k k once per row, outside the (i, j) loops, as
+    // matrix products over hidden-unit vectors; W is read transposed (a copy
+    // with the hidden unit innermost) so its vectors load contiguously.
+    for (const ImageParam &w : f.inputs) {
+      if (w.name() != "score_wq" && w.name() != "score_wk")
+        continue;
+      Func hoist = w.name() == "score_wq" ? f.qHoist : f.kHoist;
+      Func wT = ImageParam(w).in(hoist);
+      std::vector<Var> wArgs = wT.args();
+      wT.compute_root().reorder_storage(wArgs[1], wArgs[0]).reorder(wArgs[1], wArgs[0]);
+    }
+    scheduleProjection(f.qHoist, vec);
+    scheduleProjection(f.kHoist, vec);
+    notes.push_back("q_hoist, k_hoist: register-blocked matrix products (4 rows x 4 vectors), "
+                    "W transposed once");
   }
 
   // P.V: pvRows rows x Dv values in registers, one broadcast p per row and key.
@@ -154,10 +216,28 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
     f.blockSum.vectorize(ii, vec);
     f.blockSum.update().reorder(ii, f.rj).vectorize(ii, vec);
   } else {
-    // Few query rows (decode): vectorize over keys instead.
+    // Few query rows (decode): vectorize over keys; the dot product runs
+    // along d in vector lanes (rfactor) with one horizontal sum per key, so
+    // K rows are read as whole vectors, never gathered.
+    // (The additive score's sum over hidden units is a reduction of the same
+    // shape, over W_q q + W_k k, stored with the hidden unit innermost.)
+    const int reduced = constantOf(f.rd.x.extent(), 0);
     f.blockScore.vectorize(jj, vec, TailStrategy::GuardWithIf);
     f.blockExp.vectorize(jj, vec, TailStrategy::GuardWithIf);
-    notes.push_back("qk: per key vector (few query rows), keys vectorized");
+    if (reduced <= 0 || reduced % vec != 0) {
+      notes.push_back("qk: per key vector (few query rows), keys vectorized");
+    } else {
+      RVar rdo("rdo"), rdi("rdi");
+      Var u("u");
+      f.qk.compute_at(f.state, f.rk).vectorize(j, vec, TailStrategy::GuardWithIf);
+      Func lanes = f.qk.update().split(f.rd.x, rdo, rdi, vec).rfactor(rdi, u);
+      f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
+      lanes.compute_at(f.qk, i).vectorize(u);
+      lanes.update().vectorize(u);
+      notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
+                      std::to_string(vec) + "-lane dot product along d (rfactor) and one "
+                      "horizontal sum");
+    }
   }
   notes.push_back("block_score, block_max, block_exp, block_sum: compute_at softmax_state.rk "
                   "(tile " + std::to_string(TQ) + " queries x " + std::to_string(BK) + " keys)");
@@ -175,13 +255,17 @@ void scheduleSimple(AlgorithmFuncs &f, const Target &) {
     f.kHoist.compute_root();
   }
   f.state.compute_root();
-  f.state.update().reorder(f.d, f.ii, f.rk, f.qt, f.h, f.b).parallel(f.b);
+  f.state.update().reorder(f.d, f.ii, f.rk, f.qt, f.s, f.h, f.b).parallel(f.b);
+  if (f.splits > 1)
+    f.merged.compute_root();
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
     fn.compute_at(f.state, f.rk);
   if (f.qs.defined() && f.weights.defined())
     f.qs.compute_root();
   else if (f.qs.defined())
     f.qs.compute_at(f.state, f.qt);
+  if (f.groupP > 1)
+    f.qRow.compute_at(f.state, f.qt);
   f.scheduleNotes.push_back("softmax_state: compute_root, loops b (parallel) > h > qt > rk > ii > d");
   f.scheduleNotes.push_back("block funcs: compute_at softmax_state.rk; nothing vectorized");
 }

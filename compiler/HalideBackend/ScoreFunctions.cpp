@@ -60,8 +60,13 @@ void defineScoreInputs(ScoreInputs &in) {
   }
 }
 
-void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func qk) {
-  Expr g = f.h / (f.H / f.G);
+void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func qk,
+                          bool blockRows) {
+  // Over block rows, h is the row group (H / P of them, G / (H / P) per KV head).
+  const int64_t H = *Halide::Internal::as_const_int(f.H),
+                G = *Halide::Internal::as_const_int(f.G);
+  Expr g = f.h / (int32_t)(blockRows ? H / f.groupP / G : H / G);
+  Func q = blockRows ? f.qRow : f.qs;
   qk(f.j, f.i, f.h, f.b) = 0.0f;
   switch (config.spec.score) {
   case ScoreKind::Additive: {
@@ -76,7 +81,7 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func
     break;
   }
   default:
-    qk(f.j, f.i, f.h, f.b) += f.qs(f.rd, f.i, f.h, f.b) * f.kIn(f.rd, f.j, g, f.b);
+    qk(f.j, f.i, f.h, f.b) += q(f.rd, f.i, f.h, f.b) * f.kIn(f.rd, f.j, g, f.b);
     break;
   }
 }

@@ -1,33 +1,65 @@
 #!/bin/sh
-# Builds the frontend fuzzer straight from the sources (no CMake) with
-# libFuzzer + ASan + UBSan and runs it for FUZZ_SECONDS (default 60) on the
-# seed corpus. Exits non-zero on any crash, sanitizer report or leak.
-# usage: tests/fuzz/run_fuzzers.sh [WORK_DIR]
+# Runs every libFuzzer target of a fuzzing build (ATTNC_FUZZ=ON, clang, ASan +
+# UBSan; scripts/test.sh makes one in build-asan) for FUZZ_SECONDS each
+# (default 30) on its seed corpus. FUZZERS="npy_fuzzer ..." picks a subset.
+# Exits non-zero on any crash, sanitizer report, leak or timeout, after
+# printing where the reproducer is and how to turn it into a regression test.
+# usage: tests/fuzz/run_fuzzers.sh BUILD_DIR [WORK_DIR]
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${1:-${TMPDIR:-/tmp}/attnc-fuzz}
-SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
-mkdir -p "$WORK/corpus"
-cp "$ROOT"/tests/fuzz/corpus/* "$WORK/corpus/"
+BUILD=$(cd "${1:?usage: run_fuzzers.sh BUILD_DIR [WORK_DIR]}" && pwd)
+WORK=${2:-$BUILD/fuzz-work}
+SECONDS_EACH=${FUZZ_SECONDS:-30}
+FUZZERS=${FUZZERS:-frontend_fuzzer npy_fuzzer argcheck_fuzzer mlir_fuzzer}
+mkdir -p "$WORK"
 
-clang++-14 -std=c++17 -g -O1 -fno-omit-frame-pointer \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$ROOT" \
-  "$ROOT"/compiler/Frontend/AST.cpp \
-  "$ROOT"/compiler/Frontend/ASTDump.cpp \
-  "$ROOT"/compiler/Frontend/Diagnostics.cpp \
-  "$ROOT"/compiler/Frontend/Frontend.cpp \
-  "$ROOT"/compiler/Frontend/Lexer.cpp \
-  "$ROOT"/compiler/Frontend/Parser.cpp \
-  "$ROOT"/compiler/Frontend/Sema.cpp \
-  "$ROOT"/compiler/Frontend/SemaExpr.cpp \
-  "$ROOT"/compiler/Frontend/Signature.cpp \
-  "$ROOT"/compiler/Frontend/Suggest.cpp \
-  "$ROOT"/compiler/Frontend/Token.cpp \
-  "$ROOT"/tests/fuzz/frontend_fuzzer.cpp \
-  -o "$WORK/frontend_fuzzer"
+# attn IR seeds: every split of the dialect and pass tests, fresh each run.
+split_mlir() {
+  mkdir -p "$1"
+  for f in "$ROOT"/tests/lit/Dialect/*/*.mlir "$ROOT"/tests/lit/Transforms/*.mlir; do
+    [ -f "$f" ] || continue
+    awk -v out="$1/$(basename "$f" .mlir)" '
+      /^\/\/ -----/ { n++; next }
+      /^[ \t]*\/\// { next }
+      { print > (out "-" n ".mlir") }' n=0 "$f"
+  done
+}
 
-cd "$WORK"
-./frontend_fuzzer -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -dict="$ROOT/tests/fuzz/attn.dict" -print_final_stats=1 corpus
-echo "frontend_fuzzer: no crash in ${SECONDS_TO_RUN}s"
+status=0
+for name in $FUZZERS; do
+  bin="$BUILD/bin/$name"
+  if [ ! -x "$bin" ]; then
+    echo "run_fuzzers: $bin is missing (configure with -DATTNC_FUZZ=ON)" >&2
+    exit 2
+  fi
+  short=${name%_fuzzer}
+  corpus="$WORK/$short-corpus"
+  crashes="$WORK/$short-crashes"
+  mkdir -p "$corpus" "$crashes"
+  seeds="$ROOT/tests/fuzz/corpus/$short"
+  extra=""
+  case $short in
+    frontend) extra="-dict=$ROOT/tests/fuzz/attn.dict -max_len=65536" ;;
+    npy) extra="-max_len=4096" ;;
+    argcheck) extra="-max_len=256" ;;
+    mlir) extra="-dict=$ROOT/tests/fuzz/mlir.dict -max_len=8192"
+          split_mlir "$WORK/mlir-seeds"; seeds="$seeds $WORK/mlir-seeds" ;;
+  esac
+  [ -d "$ROOT/tests/fuzz/regressions/$name" ] && seeds="$seeds $ROOT/tests/fuzz/regressions/$name"
+  log="$WORK/$short.log"
+  echo "== $name: ${SECONDS_EACH}s =="
+  # shellcheck disable=SC2086
+  if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$crashes/" $extra \
+      "$corpus" $seeds >"$log" 2>&1; then
+    grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' "$log" || true
+    echo "$name: no crash in ${SECONDS_EACH}s"
+  else
+    status=1
+    tail -n 60 "$log"
+    echo "$name: FAILED; reproducer(s) in $crashes:" >&2
+    ls "$crashes" >&2
+    echo "replay: $bin <file>; keep it as a regression test: cp <file> $ROOT/tests/fuzz/regressions/$name/" >&2
+  fi
+done
+exit $status

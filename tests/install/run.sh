@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the build tree into a temporary prefix, builds the project beside
-# this script against it alone, and runs the app. Usage: run.sh BUILD_DIR
+# this script against it alone, and runs its apps: the attnc_add_kernel() app
+# (which must link the installed shared Halide runtime) and the run-time
+# compilation app (first call compiles, second loads from the cache).
+# Usage: run.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,3 +13,12 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 cmake -S "$here" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/app" >/dev/null
 "$tmp/app/app"
+# (ldd into a file: grep -q would stop reading early and fail the pipe.)
+ldd "$tmp/app/app" >"$tmp/ldd-app"
+grep -q "libattnc_halide_runtime.so => $tmp/prefix/" "$tmp/ldd-app" ||
+  { echo "app does not use the installed shared Halide runtime" >&2; exit 1; }
+ATTNC_CACHE_DIR="$tmp/cache" "$tmp/app/jit_app" "$here/../../examples/i_am_good/i_am_good.attn"
+# The library in the cache links the installed runtime, found from the prefix.
+ldd "$tmp"/cache/attnc-*.so >"$tmp/ldd-cached"
+grep -q "libattnc_halide_runtime.so => $tmp/prefix/" "$tmp/ldd-cached" ||
+  { echo "the cached library does not use the installed shared Halide runtime" >&2; exit 1; }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/runtime.hpp"
+#include "tests/runtime/Reference.h"
 
 #include <gtest/gtest.h>
 
@@ -19,76 +20,7 @@
 
 namespace {
 
-/// One bhsd attention problem with its float64 reference.
-struct Problem {
-  int64_t B, H, G, Lq, Lk, D, Dv;
-  bool causal = false;
-  std::vector<int32_t> validLen; // empty: no valid_len mask
-  std::vector<float> q, k, v, out, lse;
-
-  Problem(int64_t B, int64_t H, int64_t G, int64_t Lq, int64_t Lk, int64_t D,
-          int64_t Dv, unsigned seed = 7)
-      : B(B), H(H), G(G), Lq(Lq), Lk(Lk), D(D), Dv(Dv) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1, 1);
-    q.resize(size_t(B * H * Lq * D));
-    k.resize(size_t(B * G * Lk * D));
-    v.resize(size_t(B * G * Lk * Dv));
-    for (auto *vec : {&q, &k, &v})
-      for (float &x : *vec)
-        x = dist(rng);
-    out.assign(size_t(B * H * Lq * Dv), NAN);
-    lse.assign(size_t(B * H * Lq), NAN);
-  }
-  std::vector<int64_t> qShape() const { return {B, H, Lq, D}; }
-  std::vector<int64_t> kShape() const { return {B, G, Lk, D}; }
-  std::vector<int64_t> vShape() const { return {B, G, Lk, Dv}; }
-  std::vector<int64_t> outShape() const { return {B, H, Lq, Dv}; }
-
-  /// max |out - ref| (and |lse - ref| when `withLse`), scale 1/sqrt(D).
-  double maxError(bool withLse) const {
-    double worst = 0;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t h = 0; h < H; ++h) {
-        int64_t g = h / (H / G);
-        for (int64_t i = 0; i < Lq; ++i) {
-          std::vector<double> s(static_cast<size_t>(Lk), -INFINITY);
-          double m = -INFINITY;
-          for (int64_t j = 0; j < Lk; ++j) {
-            bool visible = (!causal || j <= i + (Lk - Lq)) &&
-                           (validLen.empty() || j < validLen[size_t(b)]);
-            if (!visible)
-              continue;
-            double dot = 0;
-            for (int64_t d = 0; d < D; ++d)
-              dot += double(q[size_t(((b * H + h) * Lq + i) * D + d)]) *
-                     double(k[size_t(((b * G + g) * Lk + j) * D + d)]);
-            s[size_t(j)] = dot / std::sqrt(double(D));
-            m = std::max(m, s[size_t(j)]);
-          }
-          double sum = 0;
-          for (double &x : s)
-            sum += (x = std::isinf(x) ? 0 : std::exp(x - m));
-          for (int64_t e = 0; e < Dv; ++e) {
-            double ref = 0;
-            for (int64_t j = 0; j < Lk; ++j)
-              if (sum > 0)
-                ref += s[size_t(j)] / sum *
-                       double(v[size_t(((b * G + g) * Lk + j) * Dv + e)]);
-            double got = out[size_t(((b * H + h) * Lq + i) * Dv + e)];
-            worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref));
-          }
-          if (withLse) {
-            double ref = sum > 0 ? m + std::log(sum) : -INFINITY;
-            double got = lse[size_t((b * H + h) * Lq + i)];
-            if (!(std::isinf(ref) && got == ref))
-              worst = std::max(worst, std::isnan(got) ? INFINITY : std::fabs(got - ref));
-          }
-        }
-      }
-    return worst;
-  }
-};
+using attn_test::Problem;
 
 class E2E : public testing::Test {
 protected:
@@ -272,4 +204,35 @@ TEST_F(E2E, ConcurrentRunsOfOneKernel) {
     th.join();
   for (double w : worst)
     EXPECT_LE(w, 1e-4);
+}
+
+// Extents and element counts beyond what a halide_buffer_t can describe
+// (int32 extents and strides) are refused before the call, naming the
+// argument; no memory of that size is needed to find out.
+TEST_F(E2E, HalideBufferLimitsNameTheArgument) {
+  attn::Kernel k = lib->kernel("mha");
+  Problem p(1, 2, 2, 3, 5, 8, 8);
+  int64_t big = int64_t(1) << 31;
+  EXPECT_EQ(runError(k, {{p.q.data(), p.qShape()},
+                         {p.k.data(), {1, 2, big, 8}},
+                         {p.v.data(), {1, 2, big, 8}},
+                         {p.out.data(), p.outShape()}}),
+            "argument 'k': dimension 2 (Lk) is 2147483648, above the 2147483647 limit of a "
+            "Halide buffer dimension");
+  // Each extent fits, the product does not (it would need a stride > int32).
+  int64_t lk = int64_t(1) << 28;
+  EXPECT_EQ(runError(k, {{p.q.data(), p.qShape()},
+                         {p.k.data(), {1, 2, lk, 8}},
+                         {p.v.data(), {1, 2, lk, 8}},
+                         {p.out.data(), p.outShape()}}),
+            "argument 'k': shape [1, 2, 268435456, 8] has more than 2147483647 elements, the "
+            "limit of a Halide buffer");
+  // Products that overflow int64 are caught the same way.
+  int64_t huge = int64_t(INT32_MAX);
+  EXPECT_EQ(runError(k, {{p.q.data(), {huge, 2, huge, 8}},
+                         {p.k.data(), p.kShape()},
+                         {p.v.data(), p.vShape()},
+                         {p.out.data(), p.outShape()}}),
+            "argument 'q': shape [2147483647, 2, 2147483647, 8] has more than 2147483647 "
+            "elements, the limit of a Halide buffer");
 }

@@ -315,19 +315,6 @@ TEST(LibraryLoad, RefusesNonElfFiles) {
   EXPECT_EQ(attn_library_open(nullptr, &lib, err, sizeof err), ATTN_ERROR_INVALID);
 }
 
-TEST(LibraryLoad, CompilationIsNotAvailableYet) {
-  attn_library *lib = nullptr;
-  char err[512];
-  const char *src = "kernel a { head_dim = 4 }\n";
-  EXPECT_EQ(attn_library_compile(src, strlen(src), "", &lib, err, sizeof err),
-            ATTN_ERROR_UNSUPPORTED);
-  EXPECT_EQ(std::string(err),
-            "cannot compile '<source>': run-time compilation of .attn source "
-            "is not available yet in this version of libattnrt; compile it "
-            "first with `attnc <source> -o libNAME.so` and pass the .so");
-  EXPECT_EQ(lib, nullptr);
-}
-
 TEST(CxxApi, LibraryKernelTensor) {
   attn::Library lib = attn::Library::open(fakeLib("good"));
   ASSERT_EQ(lib.kernels().size(), 2u);

@@ -4,7 +4,9 @@
 // function, after the pass pipeline, into the Halide back end's
 // AttentionConfig. The attention semantics (score, scale and where it
 // applies, softcap, bias, masks, key interval) come from the op; the memory
-// contract (argument list, layout, outputs) from the kernel's KernelSpec.
+// contract (argument names, layout, size names) from the kernel's KernelSpec.
+// Custom expressions become ExprBuilders that read the module's regions:
+// keep the module (and its context) alive until the back end has built.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

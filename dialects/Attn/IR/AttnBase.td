@@ -18,7 +18,11 @@ def Attn_Dialect : Dialect {
     Values are ranked f32 tensors in the kernel's logical layout
     (`[B, H, Lq, D]` for queries in `bhsd`). Scores are `[B, H, Lq, Lk]`.
     Passes rewrite the chain score -> scale -> softcap -> bias -> mask ->
-    softmax -> weighted_sum into one `attn.attention` op.
+    softmax -> weighted_sum into one `attn.attention` op. Projections
+    (`project`, `split_heads`, `merge_heads`, `positions`) stay separate ops
+    around it. Custom score / bias / mask expressions are regions of `arith`,
+    `math` and `std.select` ops over index block arguments, ending in
+    `attn.yield`; `attn.size` and `attn.read` give them sizes and inputs.
   }];
   let dependentDialects = ["::mlir::arith::ArithmeticDialect", "::mlir::math::MathDialect"];
   let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
@@ -40,6 +44,11 @@ def Attn_MaskKindAttr : StrEnumAttr<"MaskKind", "built-in or custom mask", [
 
 def Attn_BiasKindAttr : StrEnumAttr<"BiasKind", "additive score bias", [
     StrEnumAttrCase<"alibi">, StrEnumAttrCase<"custom">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_PositionalKindAttr : StrEnumAttr<"PositionalKind", "position encoding", [
+    StrEnumAttrCase<"sinusoidal">]> {
   let cppNamespace = "::mlir::attn";
 }
 

@@ -2,7 +2,9 @@
 //
 // Registers the dialect and checks each op's legality rules: ranks, head
 // counts (H divisible by G), agreement of batch, sequence and width
-// dimensions, and attribute ranges. Each rule fails with one clear message.
+// dimensions, attribute ranges, and which ops carry expression regions
+// (AttnRegions.cpp checks the regions themselves). Each rule fails with one
+// clear message.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Attn/IR/AttnOps.h"
@@ -21,6 +23,7 @@ void AttnDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/Attn/IR/AttnOps.cpp.inc"
       >();
+  addInterface(makeAttnFoldInterface(this));
 }
 
 /// True when two dimension sizes may be equal (either is dynamic).
@@ -56,7 +59,27 @@ static LogicalResult verifyQueryKeyValue(Operation *op, Value q, Value k, Value 
   return success();
 }
 
+/// A region is present exactly when the kind is "custom", and then verifies.
+static LogicalResult verifyCustomRegion(Operation *op, Region &region, bool custom,
+                                        StringRef what, bool withDot, Type yieldType) {
+  if (custom && region.empty())
+    return op->emitOpError("a custom ") << what << " needs a '" << what << "' region";
+  if (!custom && !region.empty())
+    return op->emitOpError("only a custom ") << what << " has a '" << what << "' region";
+  if (custom)
+    return verifyExprRegion(op, region, what, withDot, yieldType);
+  return success();
+}
+
+static Type f32(Operation *op) { return FloatType::getF32(op->getContext()); }
+static Type i1(Operation *op) { return IntegerType::get(op->getContext(), 1); }
+
 static LogicalResult verify(ScoreOp op) {
+  if (failed(verifyCustomRegion(op, op.getBody(), op.getKind() == "custom", "score",
+                                /*withDot=*/true, f32(op))))
+    return failure();
+  if (op.getKind() != "custom" && !op.getInputs().empty())
+    return op.emitOpError("only a custom score reads declared inputs");
   Value q = op.getQuery(), k = op.getKey();
   if (!compatible(dim(q, 0), dim(k, 0)))
     return op.emitOpError("batch sizes of query and key differ");
@@ -94,16 +117,34 @@ static LogicalResult verify(SoftcapOp op) {
   return success();
 }
 
+static LogicalResult verify(BiasOp op) {
+  bool custom = op.getKind() == "custom";
+  if (!custom && !op.getInputs().empty())
+    return op.emitOpError("only a custom bias reads declared inputs");
+  return verifyCustomRegion(op, op.getBody(), custom, "bias", /*withDot=*/false, f32(op));
+}
+
 static LogicalResult verify(MaskOp op) {
   StringRef kind = op.getKind();
+  if (failed(verifyCustomRegion(op, op.getBody(), kind == "custom", "mask",
+                                /*withDot=*/false, i1(op))))
+    return failure();
   size_t expectedInputs = (kind == "valid_len" || kind == "input") ? 1 : 0;
-  if (op.getInputs().size() != expectedInputs)
+  if (kind != "custom" && op.getInputs().size() != expectedInputs)
     return op.emitOpError("mask '") << kind << "' takes " << expectedInputs
                                      << " input tensors, got " << op.getInputs().size();
   if ((kind == "window") != op.getWindow().hasValue())
     return op.emitOpError("'window' is required by, and only by, the window mask");
   if (op.getWindow() && *op.getWindow() < 1)
     return op.emitOpError("window must be at least 1, got ") << *op.getWindow();
+  return success();
+}
+
+static LogicalResult verify(LogSumExpOp op) {
+  Value s = op.getInput(), r = op.getResult();
+  for (unsigned d = 0; d < 3; ++d)
+    if (!compatible(dim(s, d), dim(r, d)))
+      return op.emitOpError("result must be [B, H, Lq] of the scores");
   return success();
 }
 
@@ -129,10 +170,27 @@ static LogicalResult verify(AttentionOp op) {
     return op.emitOpError("query width ")
            << dim(q, 3) << " differs from key width " << dim(k, 3)
            << "; only the additive score allows that";
+  unsigned customMasks = 0;
   for (Attribute mask : op.getMasks()) {
     if (!symbolizeMaskKind(mask.cast<StringAttr>().getValue()))
       return op.emitOpError("unknown mask kind '") << mask.cast<StringAttr>().getValue() << "'";
+    customMasks += mask.cast<StringAttr>().getValue() == "custom";
   }
+  if (op.getMaskBodies().size() != customMasks)
+    return op.emitOpError("has ") << customMasks << " custom mask terms but "
+                                  << op.getMaskBodies().size() << " mask regions";
+  for (Region &body : op.getMaskBodies())
+    if (failed(verifyExprRegion(op, body, "mask", /*withDot=*/false, i1(op))))
+      return failure();
+  if (failed(verifyCustomRegion(op, op.getScoreBody(), op.getScore() == "custom", "score",
+                                /*withDot=*/true, f32(op))) ||
+      failed(verifyCustomRegion(op, op.getBiasBody(), op.getBias() == StringRef("custom"),
+                                "bias", /*withDot=*/false, f32(op))))
+    return failure();
+  if (auto input = op.getKeyHiInput())
+    if (*input >= op.getExtra().size())
+      return op.emitOpError("key_hi_input ") << *input << " is not an extra operand";
+
   if (op.getResults().empty() || op.getResults().size() > 3)
     return op.emitOpError("expects 1 to 3 results (out, weights, lse), got ")
            << op.getResults().size();
@@ -140,8 +198,70 @@ static LogicalResult verify(AttentionOp op) {
   auto outType = out.getType().dyn_cast<RankedTensorType>();
   if (!outType || outType.getRank() != 4 || !compatible(dim(out, 3), dim(v, 3)))
     return op.emitOpError("first result must be out : [B, H, Lq, Dv]");
+  // Then weights (rank 4) and lse (rank 3), each at most once, in that order.
+  unsigned lastRank = 5;
+  for (Value extraResult : op.getResults().drop_front()) {
+    auto type = extraResult.getType().cast<RankedTensorType>();
+    bool weights = type.getRank() == 4, lse = type.getRank() == 3;
+    if ((!weights && !lse) || type.getRank() >= lastRank)
+      return op.emitOpError("results after out must be weights [B, H, Lq, Lk] then "
+                            "lse [B, H, Lq], each at most once");
+    lastRank = type.getRank();
+    for (unsigned d = 0; d < 3; ++d)
+      if (!compatible(dim(extraResult, d), dim(out, d)))
+        return op.emitOpError(weights ? "weights" : "lse")
+               << " result must share [B, H, Lq] with out";
+    if (weights && !compatible(dim(extraResult, 3), dim(k, 2)))
+      return op.emitOpError("weights result must be [B, H, Lq, Lk]");
+  }
   return success();
 }
+
+//===- Projections ---------------------------------------------------------===//
+
+static LogicalResult verify(ProjectOp op) {
+  Value x = op.getInput(), w = op.getWeight(), r = op.getResult();
+  if (!compatible(dim(x, 2), dim(w, 0)))
+    return op.emitOpError("input width ") << dim(x, 2) << " differs from the weight's rows "
+                                          << dim(w, 0);
+  if (op.getBias() && !compatible(dim(op.getBias(), 0), dim(w, 1)))
+    return op.emitOpError("bias width ") << dim(op.getBias(), 0)
+                                         << " differs from the weight's columns " << dim(w, 1);
+  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 1), dim(x, 1)) ||
+      !compatible(dim(r, 2), dim(w, 1)))
+    return op.emitOpError("result must be [B, L, N] for input [B, L, M] and weight [M, N]");
+  return success();
+}
+
+static LogicalResult verify(SplitHeadsOp op) {
+  Value x = op.getInput(), r = op.getResult();
+  int64_t heads = op.getHeads();
+  if (heads < 1)
+    return op.emitOpError("heads must be at least 1, got ") << heads;
+  if (!compatible(dim(r, 1), heads))
+    return op.emitOpError("result has ") << dim(r, 1) << " heads, expected " << heads;
+  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 2), dim(x, 1)))
+    return op.emitOpError("result must be [B, heads, L, W] for input [B, L, heads * W]");
+  if (!ShapedType::isDynamic(dim(x, 2)) && !ShapedType::isDynamic(dim(r, 3)) &&
+      dim(x, 2) != heads * dim(r, 3))
+    return op.emitOpError("input width ") << dim(x, 2) << " is not heads (" << heads
+                                          << ") x head width (" << dim(r, 3) << ")";
+  return success();
+}
+
+static LogicalResult verify(MergeHeadsOp op) {
+  Value x = op.getInput(), r = op.getResult();
+  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 1), dim(x, 2)))
+    return op.emitOpError("result must be [B, L, H * W] for input [B, H, L, W]");
+  if (!ShapedType::isDynamic(dim(x, 1)) && !ShapedType::isDynamic(dim(x, 3)) &&
+      !ShapedType::isDynamic(dim(r, 2)) && dim(r, 2) != dim(x, 1) * dim(x, 3))
+    return op.emitOpError("result width ") << dim(r, 2) << " is not heads (" << dim(x, 1)
+                                           << ") x head width (" << dim(x, 3) << ")";
+  return success();
+}
+
+static LogicalResult verify(SizeOp op) { return verifySizeOp(op); }
+static LogicalResult verify(ReadOp op) { return verifyReadOp(op); }
 
 #define GET_OP_CLASSES
 #include "dialects/Attn/IR/AttnOps.cpp.inc"

@@ -11,23 +11,37 @@
 include "dialects/Attn/IR/AttnBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+
+// Ops with expression regions print their block arguments as %b, %h, %i,
+// %j, %g, %ip (and %dot).
+defvar Attn_NamesRegionArgs =
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>;
 
 def Attn_Tensor4D : 4DTensorOf<[F32]>;
 
-def Attn_ScoreOp : Attn_Op<"score", [NoSideEffect]> {
+def Attn_ScoreOp : Attn_Op<"score", [NoSideEffect, AttrSizedOperandSegments,
+                                     Attn_NamesRegionArgs]> {
   let summary = "similarity of every query row with every key row";
   let description = [{
     `s[b, h, i, j] = score(q[b, h, i, :], k[b, h / (H / G), j, :])` for the
     score function `kind`. `general` and `additive` read their weights from
-    `weights` (`score_w`, or `score_wq, score_wk, score_wv`).
+    `weights` (`score_w`, or `score_wq, score_wk, score_wv`). `custom` computes
+    the score with its `body` region, whose block arguments are
+    `(b, h, i, j, g, ip : index, dot : f32)` (`dot` = q . k of the row pair)
+    and which yields one f32; the declared input tensors it reads with
+    `attn.read` are listed in `inputs`.
   }];
   let arguments = (ins Attn_Tensor4D:$query, Attn_Tensor4D:$key,
                        Variadic<AnyRankedTensor>:$weights,
+                       Variadic<AnyRankedTensor>:$inputs,
                        Attn_ScoreKindAttr:$kind, OptionalAttr<I64Attr>:$hidden);
   let results = (outs Attn_Tensor4D:$scores);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
-    $query `,` $key (`weights` `(` $weights^ `:` type($weights) `)`)? attr-dict
-    `:` type($query) `,` type($key) `->` type($scores)
+    $query `,` $key (`weights` `(` $weights^ `:` type($weights) `)`)?
+    (`inputs` `(` $inputs^ `:` type($inputs) `)`)? attr-dict
+    `:` type($query) `,` type($key) `->` type($scores) ($body^)?
   }];
   let verifier = [{ return ::verify(*this); }];
 }
@@ -50,29 +64,43 @@ def Attn_SoftcapOp : Attn_Op<"softcap", [NoSideEffect, SameOperandsAndResultType
   let verifier = [{ return ::verify(*this); }];
 }
 
-def Attn_BiasOp : Attn_Op<"bias", [NoSideEffect, SameOperandsAndResultType]> {
+def Attn_BiasOp : Attn_Op<"bias", [NoSideEffect, AllTypesMatch<["input", "result"]>,
+                                   Attn_NamesRegionArgs]> {
   let summary = "adds a position-dependent bias to the scores";
   let description = [{
-    `alibi` adds `-m_h * (ip - j)` with `m_h = 2^(-8 (h + 1) / H)`.
+    `alibi` adds `-m_h * (ip - j)` with `m_h = 2^(-8 (h + 1) / H)`. `custom`
+    adds the f32 its `body` region yields; block arguments
+    `(b, h, i, j, g, ip : index)`; declared inputs it reads are `inputs`.
   }];
-  let arguments = (ins Attn_Tensor4D:$input, Attn_BiasKindAttr:$kind);
+  let arguments = (ins Attn_Tensor4D:$input, Variadic<AnyRankedTensor>:$inputs,
+                       Attn_BiasKindAttr:$kind);
   let results = (outs Attn_Tensor4D:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let regions = (region AnyRegion:$body);
+  let assemblyFormat = [{
+    $input (`inputs` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:` type($input)
+    ($body^)?
+  }];
+  let verifier = [{ return ::verify(*this); }];
 }
 
-def Attn_MaskOp : Attn_Op<"mask", [NoSideEffect, AllTypesMatch<["input", "result"]>]> {
+def Attn_MaskOp : Attn_Op<"mask", [NoSideEffect, AllTypesMatch<["input", "result"]>,
+                                   Attn_NamesRegionArgs]> {
   let summary = "hides the keys a query may not see";
   let description = [{
     Entries whose key is not visible are excluded from the softmax. Causal and
     window masks are aligned bottom-right: query row i sits at absolute
     position `ip = i + (Lk - Lq)`. `valid_len` reads `i32[B]`, `input` reads
-    `u8[B, Lq, Lk]` from `inputs`.
+    `u8[B, Lq, Lk]` from `inputs`. `custom` keeps the keys for which its
+    `body` region yields true (i1); block arguments `(b, h, i, j, g, ip :
+    index)`; the declared inputs it reads are `inputs`.
   }];
   let arguments = (ins Attn_Tensor4D:$input, Variadic<AnyRankedTensor>:$inputs,
                        Attn_MaskKindAttr:$kind, OptionalAttr<I64Attr>:$window);
   let results = (outs Attn_Tensor4D:$result);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     $input (`inputs` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:` type($input)
+    ($body^)?
   }];
   let verifier = [{ return ::verify(*this); }];
 }
@@ -84,6 +112,19 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [NoSideEffect, SameOperandsAndResultType
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Attn_LogSumExpOp : Attn_Op<"logsumexp", [NoSideEffect]> {
+  let summary = "lse[b, h, i] = log sum over visible j of exp(s[b, h, i, j])";
+  let description = [{
+    The row log-sum-exp of the masked scores (the `lse` output), computed
+    stably as `m_i + log(sum exp(s - m_i))`; `-inf` for a row with no
+    visible key.
+  }];
+  let arguments = (ins Attn_Tensor4D:$input);
+  let results = (outs TensorRankOf<[F32], [3]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let verifier = [{ return ::verify(*this); }];
+}
+
 def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [NoSideEffect]> {
   let summary = "out[b, h, i, :] = sum_j p[b, h, i, j] * v[b, h / (H / G), j, :]";
   let arguments = (ins Attn_Tensor4D:$probs, Attn_Tensor4D:$value);
@@ -92,16 +133,22 @@ def Attn_WeightedSumOp : Attn_Op<"weighted_sum", [NoSideEffect]> {
   let verifier = [{ return ::verify(*this); }];
 }
 
-def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect]> {
+def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]> {
   let summary = "the fused attention the Halide lowering consumes";
   let description = [{
     score -> scale -> softcap -> bias -> mask -> softmax -> weighted sum in
     one op. `masks` lists the ANDed mask terms. `attn-analyze-mask` records
-    the visible key interval `[ip + key_lo_offset, ip + key_hi_offset)`
-    (`key_hi_valid_len`: also `< valid_len[b]`); `mask_needs_test` is set
-    when some term is not an interval. `scale_on_query` means the scale is
-    applied to q before the score (Lq*D multiplies instead of Lq*Lk).
-    Results: `out`, then `weights` and `lse` when requested.
+    the visible key interval `[ip + key_lo_offset, ip + key_hi_offset)`,
+    also `< t[b]` where `t` is the i32[B] `extra` operand number
+    `key_hi_input` (the built-in valid_len mask, or an expression mask
+    `j < t[b]`); `mask_needs_test` is set when some term is not an interval.
+    `scale_on_query` means the scale is applied to q before the score (Lq*D
+    multiplies instead of Lq*Lk). Results: `out` [B, H, Lq, Dv], then
+    `weights` [B, H, Lq, Lk] and/or `lse` [B, H, Lq] when requested.
+    Regions: `score_body` when `score = "custom"`, `bias_body` when
+    `bias = "custom"`, and one of `mask_bodies` per "custom" entry of
+    `masks`, in order; their signatures are those of attn.score, attn.bias
+    and attn.mask. Declared inputs they read are among `extra`.
   }];
   let arguments = (ins Attn_Tensor4D:$query, Attn_Tensor4D:$key, Attn_Tensor4D:$value,
                        Variadic<AnyRankedTensor>:$extra,
@@ -112,11 +159,100 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect]> {
                        StrArrayAttr:$masks, OptionalAttr<I64Attr>:$window,
                        OptionalAttr<I64Attr>:$key_lo_offset,
                        OptionalAttr<I64Attr>:$key_hi_offset,
-                       UnitAttr:$key_hi_valid_len, UnitAttr:$mask_needs_test);
+                       OptionalAttr<I64Attr>:$key_hi_input, UnitAttr:$mask_needs_test);
   let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region AnyRegion:$score_body, AnyRegion:$bias_body,
+                 VariadicRegion<AnyRegion>:$mask_bodies);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`extra` `(` $extra^ `:` type($extra) `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($results)
+    (`score` $score_body^)? (`bias` $bias_body^)? (`masks` $mask_bodies^)?
+  }];
+  let verifier = [{ return ::verify(*this); }];
+}
+
+//===----------------------------------------------------------------------===//
+// Projections (LANGUAGE.md section 6)
+//===----------------------------------------------------------------------===//
+
+def Attn_Tensor3D : TensorRankOf<[F32], [3]>;
+
+def Attn_PositionsOp : Attn_Op<"positions", [NoSideEffect, SameOperandsAndResultType]> {
+  let summary = "adds position encodings to un-projected inputs [B, L, M]";
+  let description = [{
+    `sinusoidal`: `x[b, t, 2c] += sin(t / 10000^(2c/M))`,
+    `x[b, t, 2c+1] += cos(t / 10000^(2c/M))`.
+  }];
+  let arguments = (ins Attn_Tensor3D:$input, Attn_PositionalKindAttr:$kind);
+  let results = (outs Attn_Tensor3D:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
+  let summary = "y[b, t, :] = x[b, t, :] @ w (+ bias): a linear projection";
+  let description = [{
+    `x : [B, L, M]`, `w : [M, N]` (row-major, `x @ w`), optional
+    `bias : [N]`, result `[B, L, N]`. The q/k/v projections feed
+    attn.split_heads; the output projection reads attn.merge_heads.
+  }];
+  let arguments = (ins Attn_Tensor3D:$input, TensorRankOf<[F32], [2]>:$weight,
+                       Optional<TensorRankOf<[F32], [1]>>:$bias);
+  let results = (outs Attn_Tensor3D:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
+    `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let verifier = [{ return ::verify(*this); }];
+}
+
+def Attn_SplitHeadsOp : Attn_Op<"split_heads", [NoSideEffect]> {
+  let summary = "[B, L, heads * W] -> [B, heads, L, W]; head h owns columns h*W .. h*W+W-1";
+  let arguments = (ins Attn_Tensor3D:$input, I64Attr:$heads);
+  let results = (outs Attn_Tensor4D:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let verifier = [{ return ::verify(*this); }];
+}
+
+def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
+  let summary = "[B, H, L, W] -> [B, L, H * W], the inverse of split_heads";
+  let arguments = (ins Attn_Tensor4D:$input);
+  let results = (outs Attn_Tensor3D:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let verifier = [{ return ::verify(*this); }];
+}
+
+//===----------------------------------------------------------------------===//
+// Ops of expression regions
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [NoSideEffect, Terminator,
+    ParentOneOf<["ScoreOp", "BiasOp", "MaskOp", "AttentionOp"]>]> {
+  let summary = "the value of a score, bias or mask expression region";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Attn_SizeOp : Attn_Op<"size", [NoSideEffect,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "a size of the kernel (B, H, G, Lq, Lk, D, Dv) inside an expression region";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$name attr-dict";
+  let verifier = [{ return ::verify(*this); }];
+}
+
+def Attn_ReadOp : Attn_Op<"read", [NoSideEffect]> {
+  let summary = "an element of a declared input, indices clamped to its extent";
+  let description = [{
+    Reads `input[indices]` inside an expression region; an index outside the
+    extent is clamped to it (LANGUAGE.md section 5). Integer elements (i32,
+    u8) are returned as index, f32 as f32. `input` must be an operand of the
+    op that owns the region.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Variadic<Index>:$indices);
+  let results = (outs AnyTypeOf<[F32, Index]>:$result);
+  let assemblyFormat = [{
+    $input `[` $indices `]` attr-dict `:` type($input) `->` type($result)
   }];
   let verifier = [{ return ::verify(*this); }];
 }

@@ -2,9 +2,11 @@
 //
 // Rewrites the chain MLIRGen emits,
 //   weighted_sum(softmax(mask*(bias?(softcap?(scale?(score(q, k)))))), v),
-// into one attn.attention op, the form the Halide lowering consumes. A chain
-// whose intermediate values have other users, or whose ops come in another
-// order, is left alone (attn-verify-lowering then reports it).
+// into one attn.attention op, the form the Halide lowering consumes. Custom
+// expression regions move onto the fused op; an attn.logsumexp of the masked
+// scores becomes its `lse` result, other users of the softmax its `weights`
+// result. A chain whose intermediate values have other users, or whose ops
+// come in another order, is left alone (attn-verify-lowering reports it).
 //
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
@@ -23,9 +25,11 @@ struct Chain {
   ScoreOp score;
   double scale = 1.0;
   Optional<double> softcap;
-  Optional<StringRef> bias;
+  BiasOp bias;
   SmallVector<MaskOp> masks; // closest to the softmax first
   SoftmaxOp softmax;
+  LogSumExpOp lse; // reads the same masked scores as the softmax, if any
+  SmallVector<Operation *> ops; // softmax up to the score, to erase
 };
 
 /// Values between two fused ops must have no other user, or fusing would
@@ -40,34 +44,53 @@ static FailureOr<Chain> matchChain(WeightedSumOp sum) {
   if (!chain.softmax)
     return failure();
   Value cur = chain.softmax.getInput();
-  // Walk up in reverse chain order: mask*, bias?, softcap?, scale?, score.
-  while (auto mask = cur.getDefiningOp<MaskOp>()) {
-    if (!singleUse(cur))
+  // The masked scores feed the softmax and at most one logsumexp.
+  for (Operation *user : cur.getUsers()) {
+    if (user == chain.softmax)
+      continue;
+    auto lse = dyn_cast<LogSumExpOp>(user);
+    if (!lse || chain.lse)
       return failure();
+    chain.lse = lse;
+  }
+  // Walk up in reverse chain order: mask*, bias?, softcap?, scale?, score.
+  bool first = true;
+  while (auto mask = cur.getDefiningOp<MaskOp>()) {
+    if (!first && !singleUse(cur))
+      return failure();
+    first = false;
+    chain.ops.push_back(mask);
     chain.masks.push_back(mask);
     cur = mask.getInput();
   }
   if (auto bias = cur.getDefiningOp<BiasOp>()) {
-    if (!singleUse(cur))
+    if (!first && !singleUse(cur))
       return failure();
-    chain.bias = bias.getKind();
+    first = false;
+    chain.bias = bias;
+    chain.ops.push_back(bias);
     cur = bias.getInput();
   }
   if (auto cap = cur.getDefiningOp<SoftcapOp>()) {
-    if (!singleUse(cur))
+    if (!first && !singleUse(cur))
       return failure();
+    first = false;
     chain.softcap = cap.getCap().convertToDouble();
+    chain.ops.push_back(cap);
     cur = cap.getInput();
   }
   if (auto scale = cur.getDefiningOp<ScaleOp>()) {
-    if (!singleUse(cur))
+    if (!first && !singleUse(cur))
       return failure();
+    first = false;
     chain.scale = scale.getFactor().convertToDouble();
+    chain.ops.push_back(scale);
     cur = scale.getInput();
   }
   chain.score = cur.getDefiningOp<ScoreOp>();
-  if (!chain.score || !singleUse(cur))
+  if (!chain.score || (!first && !singleUse(cur)))
     return failure();
+  chain.ops.push_back(chain.score);
   return chain;
 }
 
@@ -83,35 +106,69 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
       return rewriter.notifyMatchFailure(sum, "not a fusable attention chain");
     Chain &chain = *matched;
 
-    // Extra operands in contract order: score weights, then mask inputs.
+    // Extra operands: score weights, then mask inputs, then the declared
+    // inputs the regions read, each once.
     SmallVector<Value> extra(chain.score.getWeights().begin(), chain.score.getWeights().end());
+    auto addExtra = [&](ValueRange values) {
+      for (Value v : values)
+        if (!llvm::is_contained(extra, v))
+          extra.push_back(v);
+    };
     SmallVector<Attribute> maskKinds;
+    SmallVector<Region *> maskBodies;
     Optional<int64_t> window;
     for (MaskOp mask : llvm::reverse(chain.masks)) {
       maskKinds.push_back(rewriter.getStringAttr(mask.getKind()));
-      extra.append(mask.getInputs().begin(), mask.getInputs().end());
+      if (mask.getKind() == "custom")
+        maskBodies.push_back(&mask.getBody());
+      else
+        addExtra(mask.getInputs());
       if (mask.getWindow())
         window = window ? std::min(*window, (int64_t)*mask.getWindow()) : *mask.getWindow();
     }
+    addExtra(chain.score.getInputs());
+    if (chain.bias)
+      addExtra(chain.bias.getInputs());
+    for (MaskOp mask : llvm::reverse(chain.masks))
+      if (mask.getKind() == "custom")
+        addExtra(mask.getInputs());
 
     SmallVector<Type> resultTypes{sum.getType()};
     bool weightsUsed = !chain.softmax.getResult().hasOneUse();
     if (weightsUsed)
       resultTypes.push_back(chain.softmax.getType());
+    if (chain.lse)
+      resultTypes.push_back(chain.lse.getType());
     auto fused = rewriter.create<AttentionOp>(
         sum.getLoc(), resultTypes, chain.score.getQuery(),
         chain.score.getKey(), sum.getValue(), extra, chain.score.getKindAttr(),
         chain.score.getHiddenAttr(), rewriter.getF64FloatAttr(chain.scale),
         /*scale_on_query=*/nullptr,
         chain.softcap ? rewriter.getF64FloatAttr(*chain.softcap) : FloatAttr(),
-        chain.bias ? rewriter.getStringAttr(*chain.bias) : StringAttr(),
+        chain.bias ? chain.bias.getKindAttr() : StringAttr(),
         rewriter.getArrayAttr(maskKinds),
         window ? rewriter.getI64IntegerAttr(*window) : IntegerAttr(),
         /*key_lo_offset=*/nullptr, /*key_hi_offset=*/nullptr,
-        /*key_hi_valid_len=*/nullptr, /*mask_needs_test=*/nullptr);
+        /*key_hi_input=*/nullptr, /*mask_needs_test=*/nullptr, (unsigned)maskBodies.size());
+    // The expression regions move, unchanged, onto the fused op.
+    rewriter.inlineRegionBefore(chain.score.getBody(), fused.getScoreBody(),
+                                fused.getScoreBody().end());
+    if (chain.bias)
+      rewriter.inlineRegionBefore(chain.bias.getBody(), fused.getBiasBody(),
+                                  fused.getBiasBody().end());
+    for (auto it : llvm::enumerate(maskBodies))
+      rewriter.inlineRegionBefore(*it.value(), fused.getMaskBodies()[it.index()],
+                                  fused.getMaskBodies()[it.index()].end());
+    if (chain.lse)
+      rewriter.replaceOp(chain.lse, fused.getResults().back());
     if (weightsUsed)
       rewriter.replaceOp(chain.softmax, fused.getResults()[1]);
     rewriter.replaceOp(sum, fused.getResults()[0]);
+    // The chain is dead now; erase it before its emptied regions are seen.
+    if (!weightsUsed)
+      rewriter.eraseOp(chain.softmax);
+    for (Operation *op : chain.ops)
+      rewriter.eraseOp(op);
     return success();
   }
 };

@@ -2,7 +2,9 @@
 //
 // The last pass before the Halide lowering: a kernel function must consist of
 // exactly one attn.attention whose results are returned, with no unfused attn
-// op left. Anything else is a located error instead of a back-end crash.
+// op left; only the projection ops (positions, project, split_heads,
+// merge_heads) may surround it. Anything else is a located error instead of
+// a back-end crash.
 //
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
@@ -16,11 +18,13 @@ struct VerifyLoweringPass : public AttnVerifyLoweringBase<VerifyLoweringPass> {
   void runOnOperation() override {
     FuncOp func = getOperation();
     unsigned fused = 0;
-    WalkResult result = func.walk([&](Operation *op) {
+    WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<AttentionOp>(op)) {
         ++fused;
-        return WalkResult::advance();
+        return WalkResult::skip(); // its expression regions belong to it
       }
+      if (isa<PositionsOp, ProjectOp, SplitHeadsOp, MergeHeadsOp>(op))
+        return WalkResult::advance();
       if (op->getDialect() && op->getDialect()->getNamespace() == "attn") {
         op->emitError("op was not fused into attn.attention; the Halide lowering "
                       "only handles the fused form");

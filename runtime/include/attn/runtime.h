@@ -33,7 +33,8 @@ typedef enum attn_status {
   ATTN_ERROR_ARGUMENT = 3,    /* tensors do not match the kernel's signature */
   ATTN_ERROR_KERNEL = 4,      /* the kernel (Halide runtime) reported an error */
   ATTN_ERROR_UNSUPPORTED = 5, /* a feature this version does not provide */
-  ATTN_ERROR_IO = 6           /* a file could not be read or written */
+  ATTN_ERROR_IO = 6,          /* a file could not be read or written */
+  ATTN_ERROR_COMPILE = 7      /* `.attn` source did not compile (diagnostics) */
 } attn_status;
 
 /* Element types, as in the `.attn` language. The last enumerator keeps the
@@ -96,9 +97,17 @@ typedef struct attn_kernel attn_kernel;
 ATTN_API attn_status attn_library_open(const char *path, attn_library **lib,
                                        char *err, size_t errlen);
 
-/* Compiles `.attn` source text at run time and loads the result (TOOLS.md
- * section 4, cached by a hash of source, options and target). Not available
- * in this version: returns ATTN_ERROR_UNSUPPORTED with a message saying so. */
+/* Compiles `.attn` source text at run time with the compiler library linked
+ * into libattnrt and loads the result (TOOLS.md section 4). `options` are
+ * attnc options as one string (NULL or "" for none): --kernel=NAME,
+ * --target=T, --schedule=S, -D FIELD=VALUE. The shared library is kept in
+ * the cache directory ($ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else
+ * ~/.cache/attnc) under a hash of the source, options, target and compiler
+ * version; a later request with the same key loads it without compiling.
+ * Concurrent processes sharing the cache never see a half-written file.
+ * Errors: ATTN_ERROR_INVALID (bad options), ATTN_ERROR_COMPILE (the
+ * source's diagnostics, several lines), ATTN_ERROR_IO (cache directory),
+ * ATTN_ERROR_LOAD. */
 ATTN_API attn_status attn_library_compile(const char *source, size_t length,
                                           const char *options,
                                           attn_library **lib, char *err,
@@ -108,6 +117,14 @@ ATTN_API attn_status attn_library_compile_file(const char *path,
                                                const char *options,
                                                attn_library **lib, char *err,
                                                size_t errlen);
+
+/* 1 when `lib` came from attn_library_compile* and was found in the cache
+ * rather than compiled by that call; else 0. */
+ATTN_API int attn_library_from_cache(const attn_library *lib);
+
+/* Writes the cache directory run-time compilation uses (NUL-terminated,
+ * truncated to len - 1 bytes); returns its full length. */
+ATTN_API size_t attn_cache_directory(char *buffer, size_t len);
 
 /* Unloads the library; its kernels and infos become invalid. NULL is a no-op.
  * No kernel of it may be running. */

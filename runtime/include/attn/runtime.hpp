@@ -31,6 +31,7 @@ private:
 
 namespace detail {
 constexpr size_t kErrorSize = 1024;
+constexpr size_t kCompileErrorSize = 16384; // diagnostics span several lines
 inline void check(attn_status status, const char *message) {
   if (status != ATTN_OK)
     throw Error(status, message);
@@ -146,6 +147,24 @@ public:
     detail::check(attn_library_open(path.c_str(), &lib, err, sizeof err), err);
     return Library(lib);
   }
+  /// Compiles `.attn` source at run time through the cache (see
+  /// attn_library_compile); throws attn::Error with the diagnostics.
+  static Library compile(const std::string &source, const std::string &options = "") {
+    attn_library *lib = nullptr;
+    std::vector<char> err(detail::kCompileErrorSize);
+    detail::check(attn_library_compile(source.data(), source.size(), options.c_str(), &lib,
+                                       err.data(), err.size()),
+                  err.data());
+    return Library(lib);
+  }
+  static Library compileFile(const std::string &path, const std::string &options = "") {
+    attn_library *lib = nullptr;
+    std::vector<char> err(detail::kCompileErrorSize);
+    detail::check(attn_library_compile_file(path.c_str(), options.c_str(), &lib, err.data(),
+                                            err.size()),
+                  err.data());
+    return Library(lib);
+  }
   Library() = default;
   Library(Library &&other) noexcept : lib_(std::exchange(other.lib_, nullptr)) {}
   Library &operator=(Library &&other) noexcept {
@@ -160,6 +179,9 @@ public:
   ~Library() { attn_library_close(lib_); }
 
   const attn_library *c() const { return lib_; }
+  std::string path() const { return attn_library_path(lib_); }
+  /// True when compile() found the library in the cache.
+  bool fromCache() const { return attn_library_from_cache(lib_) != 0; }
   std::vector<Kernel> kernels() const {
     std::vector<Kernel> ks;
     for (size_t i = 0; i < attn_library_kernel_count(lib_); ++i)

@@ -17,11 +17,12 @@ namespace attnc::run {
 const char *runUsage() {
   return "usage: attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ...\n"
          "                 [--out ARG=FILE.npy ...] [--bench N] [--threads N]\n"
-         "       attnc-run LIB.so --list\n"
+         "       attnc-run LIB.so|MODEL.attn --list\n"
          "\n"
          "Runs a kernel of an attnc kernel library on .npy inputs and writes .npy\n"
          "outputs (C-order little-endian <f4, <i4 or |u1). Outputs without --out are\n"
-         "computed and not written.\n"
+         "computed and not written. A MODEL.attn is compiled at run time into the\n"
+         "cache, or loaded from it when it was compiled before.\n"
          "\n"
          "  --kernel NAME      the kernel to run (optional when the library has one)\n"
          "  --in ARG=FILE      an input argument from a .npy file\n"
@@ -29,6 +30,9 @@ const char *runUsage() {
          "  --bench N          time N runs; print the median and GFLOP/s\n"
          "  --threads N        Halide worker threads (0 = default)\n"
          "  --list             list the kernels and their arguments\n"
+         "  -v, --verbose      say whether MODEL.attn was compiled or found in the\n"
+         "                     cache ($ATTNC_CACHE_DIR, $XDG_CACHE_HOME/attnc or\n"
+         "                     ~/.cache/attnc)\n"
          "  --help, --version\n";
 }
 
@@ -93,6 +97,8 @@ bool parseRunOptions(int argc, const char *const *argv, RunOptions &options,
       options.version = true;
     } else if (option == "--list") {
       options.list = true;
+    } else if (option == "--verbose" || option == "-v") {
+      options.verbose = true;
     } else if (option == "--kernel") {
       if (!takeValue())
         return false;

@@ -21,6 +21,7 @@ struct RunOptions {
   int bench = 0;    // timed runs; 0 = run once
   int threads = -1; // -1 = leave Halide's default
   bool list = false;
+  bool verbose = false; // say whether a .attn came from the cache
   bool help = false;
   bool version = false;
 };

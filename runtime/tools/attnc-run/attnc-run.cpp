@@ -1,7 +1,8 @@
 //===- attnc-run.cpp - Run an attnc kernel on .npy files ------------------===//
 //
-// `attnc-run LIB.so [--kernel NAME] --in ARG=FILE.npy ... --out ARG=FILE.npy`
-// (TOOLS.md section 4): loads the library through libattnrt's C++ API, reads
+// `attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ... --out
+// ARG=FILE.npy` (TOOLS.md section 4): loads the library (or compiles the
+// .attn file through the run-time cache) with libattnrt's C++ API, reads
 // the inputs, allocates outputs from the shapes the inputs imply, runs (or
 // times with --bench) and writes the outputs. Exit codes: 0 success, 1 an
 // error in the inputs or the library, 2 a bad command line.
@@ -41,19 +42,19 @@ std::string join(const std::vector<std::string> &items) {
   return s;
 }
 
-attn::Library openLibrary(const std::string &path) {
-  if (endsWith(path, ".attn")) {
-    // Run-time compilation goes through the same C entry point an app uses.
-    attn_library *lib = nullptr;
-    char err[1024];
-    if (attn_library_compile_file(path.c_str(), "", &lib, err, sizeof err) !=
-        ATTN_OK)
-      throw RunError{err};
-    attn_library_close(lib); // unreachable until compilation exists
-    throw RunError{"internal error: compiled library not wrapped"};
-  }
+attn::Library openLibrary(const RunOptions &options) {
+  const std::string &path = options.library;
   try {
-    return attn::Library::open(path);
+    if (!endsWith(path, ".attn"))
+      return attn::Library::open(path);
+    // Run-time compilation through the cache, the same entry point an app
+    // uses; every kernel of the file is compiled, --kernel selects later.
+    attn::Library lib = attn::Library::compileFile(path);
+    if (options.verbose)
+      std::fprintf(stderr, "attnc-run: %s '%s' (%s)\n",
+                   lib.fromCache() ? "loaded from the cache:" : "compiled into the cache:",
+                   path.c_str(), lib.path().c_str());
+    return lib;
   } catch (const attn::Error &e) {
     throw RunError{e.what()};
   }
@@ -230,7 +231,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   try {
-    attn::Library lib = openLibrary(options.library);
+    attn::Library lib = openLibrary(options);
     if (options.list) {
       listKernels(lib);
       return 0;

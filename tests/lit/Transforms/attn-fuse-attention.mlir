@@ -63,3 +63,68 @@ func @no_softmax(%p: tensor<1x1x3x3xf32>, %v: tensor<1x1x3x3xf32>) -> tensor<1x1
   %o = attn.weighted_sum %p, %v : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
   return %o : tensor<1x1x3x3xf32>
 }
+
+// The lse output: a logsumexp of the masked scores becomes the last result.
+// CHECK-LABEL: func @lse_output
+func @lse_output(%q: tensor<1x1x3x3xf32>, %k: tensor<1x1x3x3xf32>, %v: tensor<1x1x3x3xf32>) -> (tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3xf32>) {
+  // CHECK: %[[R:.*]]:3 = attn.attention
+  // CHECK-SAME: -> tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3xf32>
+  // CHECK-NOT: attn.logsumexp
+  // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+  %s = attn.score %q, %k {kind = "dot"} : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
+  %m = attn.mask %s {kind = "causal"} : tensor<1x1x3x3xf32>
+  %p = attn.softmax %m : tensor<1x1x3x3xf32>
+  %o = attn.weighted_sum %p, %v : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
+  %l = attn.logsumexp %m : tensor<1x1x3x3xf32> -> tensor<1x1x3xf32>
+  return %o, %p, %l : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3xf32>
+}
+
+// Custom score, bias and mask regions move onto the fused op, unchanged;
+// the declared inputs they read become extra operands.
+// CHECK-LABEL: func @regions
+func @regions(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>, %t: tensor<2xf32>) -> tensor<1x2x3x4xf32> {
+  // CHECK: attn.attention %arg0, %arg1, %arg2 extra(%arg3 : tensor<2xf32>)
+  // CHECK-SAME: bias = "custom", masks = ["causal", "custom"]
+  // CHECK-SAME: score = "custom"
+  // CHECK-SAME: score {
+  // CHECK: ^bb0({{.*}}: index, {{.*}}: index, {{.*}}: index, {{.*}}: index, {{.*}}: index, {{.*}}: index, %[[DOT:.*]]: f32):
+  // CHECK: attn.read %arg3
+  // CHECK: arith.mulf %[[DOT]]
+  // CHECK: } bias {
+  // CHECK: arith.constant 5.000000e-01
+  // CHECK: } masks {
+  // CHECK: arith.cmpi ne
+  // CHECK-NOT: attn.score
+  %s = attn.score %q, %k inputs(%t : tensor<2xf32>) {kind = "custom"} : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x3xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: f32):
+    %0 = attn.read %t[%h] : tensor<2xf32> -> f32
+    %1 = arith.mulf %dot, %0 : f32
+    attn.yield %1 : f32
+  }
+  %s1 = attn.bias %s {kind = "custom"} : tensor<1x2x3x3xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.constant 0.5 : f32
+    attn.yield %0 : f32
+  }
+  %s2 = attn.mask %s1 {kind = "causal"} : tensor<1x2x3x3xf32>
+  %s3 = attn.mask %s2 {kind = "custom"} : tensor<1x2x3x3xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.cmpi ne, %i, %j : index
+    attn.yield %0 : i1
+  }
+  %p = attn.softmax %s3 : tensor<1x2x3x3xf32>
+  %o = attn.weighted_sum %p, %v : tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>
+  return %o : tensor<1x2x3x4xf32>
+}
+
+// Negative: the masked scores have a user other than softmax and logsumexp.
+// CHECK-LABEL: func @masked_escape
+func @masked_escape(%q: tensor<1x1x3x3xf32>, %k: tensor<1x1x3x3xf32>, %v: tensor<1x1x3x3xf32>) -> (tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>) {
+  // CHECK-NOT: attn.attention
+  // CHECK: attn.weighted_sum
+  %s = attn.score %q, %k {kind = "dot"} : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
+  %m = attn.mask %s {kind = "causal"} : tensor<1x1x3x3xf32>
+  %p = attn.softmax %m : tensor<1x1x3x3xf32>
+  %o = attn.weighted_sum %p, %v : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
+  return %o, %m : tensor<1x1x3x3xf32>, tensor<1x1x3x3xf32>
+}

@@ -139,7 +139,7 @@ func @unknown_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<
 
 func @no_results(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{expects 1 to 3 results (out, weights, lse), got 0}}
-  "attn.attention"(%q, %k, %v) {masks = [], scale = 1.0 : f64, score = "dot"} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> ()
+  "attn.attention"(%q, %k, %v) ({}, {}) {masks = [], scale = 1.0 : f64, score = "dot"} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> ()
   return
 }
 
@@ -148,5 +148,347 @@ func @no_results(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x
 func @out_width(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{first result must be out : [B, H, Lq, Dv]}}
   %o = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x3xf32>
+  return
+}
+
+// -----
+//===--- Expression regions ------------------------------------------------===//
+
+func @custom_score_without_region(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{a custom score needs a 'score' region}}
+  %s = attn.score %q, %k {kind = "custom"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @region_on_builtin_bias(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{only a custom bias has a 'bias' region}}
+  %b = attn.bias %s {kind = "alibi"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.constant 1.0 : f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @inputs_on_builtin_score(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %t: tensor<2xf32>) {
+  // expected-error @+1 {{only a custom score reads declared inputs}}
+  %s = attn.score %q, %k inputs(%t : tensor<2xf32>) {kind = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @inputs_on_builtin_bias(%s: tensor<1x2x4x4xf32>, %t: tensor<2xf32>) {
+  // expected-error @+1 {{only a custom bias reads declared inputs}}
+  %b = attn.bias %s inputs(%t : tensor<2xf32>) {kind = "alibi"} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @two_blocks(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'mask' region must have exactly one block}}
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    br ^bb1
+  ^bb1:
+    %0 = arith.constant true
+    attn.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+func @missing_arguments(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'bias' region takes (b, h, i, j, g, ip : index), got 5 arguments}}
+  %b = attn.bias %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index):
+    %0 = arith.constant 1.0 : f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @argument_not_index(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'mask' region takes (b, h, i, j, g, ip : index), argument #2 is 'f32'}}
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: f32, %j: index, %g: index, %ip: index):
+    %0 = arith.constant true
+    attn.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+func @dot_not_f32(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'score' region takes (b, h, i, j, g, ip : index, dot : f32), 'dot' is 'i32'}}
+  %s = attn.score %q, %k {kind = "custom"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: i32):
+    %0 = arith.constant 1.0 : f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @no_yield(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'bias' region must end with attn.yield}}
+  %b = attn.bias %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    return
+  }
+  return
+}
+
+// -----
+
+func @mask_yields_float(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'mask' region must yield 'i1', got 'f32'}}
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.constant 1.0 : f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @op_not_allowed(%s: tensor<1x2x4x4xf32>) {
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.cmpi slt, %j, %ip : index
+    // expected-error @+1 {{'std.assert' op is not allowed in an expression region (allowed: arith, math, select, attn.size, attn.read)}}
+    assert %0, "j < ip"
+    attn.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+func @value_from_outside(%s: tensor<1x2x4x4xf32>, %n: index) {
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{'arith.cmpi' op uses a value defined outside its expression region; only constants and the owner's input tensors may be used}}
+    %0 = arith.cmpi slt, %j, %n : index
+    attn.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+func @unknown_size(%s: tensor<1x2x4x4xf32>) {
+  %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{unknown size 'Q' (expected B, H, G, Lq, Lk, D or Dv)}}
+    %n = attn.size "Q"
+    %0 = arith.cmpi slt, %j, %n : index
+    attn.yield %0 : i1
+  }
+  return
+}
+
+// -----
+
+func @read_outside_region(%t: tensor<2xf32>, %n: index) {
+  // expected-error @+1 {{must be inside the expression region of an attn op}}
+  %0 = attn.read %t[%n] : tensor<2xf32> -> f32
+  return
+}
+
+// -----
+
+func @read_not_an_operand(%s: tensor<1x2x4x4xf32>, %t: tensor<2xf32>) {
+  %b = attn.bias %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{reads a tensor that is not an operand of the enclosing 'attn.bias'}}
+    %0 = attn.read %t[%h] : tensor<2xf32> -> f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @read_rank(%s: tensor<1x2x4x4xf32>, %t: tensor<2xf32>) {
+  %b = attn.bias %s inputs(%t : tensor<2xf32>) {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{reads a rank-1 tensor with 2 indices}}
+    %0 = attn.read %t[%h, %i] : tensor<2xf32> -> f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @read_f16(%s: tensor<1x2x4x4xf32>, %t: tensor<2xf16>) {
+  %b = attn.bias %s inputs(%t : tensor<2xf16>) {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{reads f32 or integer tensors, not 'f16'}}
+    %0 = attn.read %t[%h] : tensor<2xf16> -> f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+func @read_int_as_float(%s: tensor<1x2x4x4xf32>, %t: tensor<2xi32>) {
+  %b = attn.bias %s inputs(%t : tensor<2xi32>) {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    // expected-error @+1 {{returns f32 for f32 tensors and index for integer tensors, expected 'index'}}
+    %0 = attn.read %t[%h] : tensor<2xi32> -> f32
+    attn.yield %0 : f32
+  }
+  return
+}
+
+// -----
+//===--- The fused op's regions and results --------------------------------===//
+
+func @mask_regions_count(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{has 1 custom mask terms but 0 mask regions}}
+  %o = attn.attention %q, %k, %v {masks = ["custom"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @fused_custom_score_without_region(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{a custom score needs a 'score' region}}
+  %o = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "custom"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @key_hi_input_range(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{key_hi_input 3 is not an extra operand}}
+  %o = attn.attention %q, %k, %v {key_hi_input = 3 : i64, masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @results_order(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{results after out must be weights [B, H, Lq, Lk] then lse [B, H, Lq], each at most once}}
+  %o:3 = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @lse_shape(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{lse result must share [B, H, Lq] with out}}
+  %o:2 = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>, tensor<1x2x5xf32>
+  return
+}
+
+// -----
+
+func @weights_shape(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{weights result must be [B, H, Lq, Lk]}}
+  %o:2 = attn.attention %q, %k, %v {masks = [], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>, tensor<1x2x4x5xf32>
+  return
+}
+
+// -----
+
+func @logsumexp_shape(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{result must be [B, H, Lq] of the scores}}
+  %l = attn.logsumexp %s : tensor<1x2x4x4xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+//===--- Projections -------------------------------------------------------===//
+
+func @project_width(%x: tensor<1x3x8xf32>, %w: tensor<16x4xf32>) {
+  // expected-error @+1 {{input width 8 differs from the weight's rows 16}}
+  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<16x4xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
+func @project_bias(%x: tensor<1x3x8xf32>, %w: tensor<8x4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias width 5 differs from the weight's columns 4}}
+  %p = attn.project %x, %w bias(%b : tensor<5xf32>) : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
+func @project_result(%x: tensor<1x3x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{result must be [B, L, N] for input [B, L, M] and weight [M, N]}}
+  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x8xf32>
+  return
+}
+
+// -----
+
+func @project_element_type(%x: tensor<1x3x8xf16>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{operand #0 must be 3D tensor of 32-bit float values}}
+  %p = attn.project %x, %w : tensor<1x3x8xf16>, tensor<8x4xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
+func @split_zero_heads(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{heads must be at least 1, got 0}}
+  %h = attn.split_heads %x {heads = 0 : i64} : tensor<1x3x8xf32> -> tensor<1x2x3x4xf32>
+  return
+}
+
+// -----
+
+func @split_head_count(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{result has 3 heads, expected 2}}
+  %h = attn.split_heads %x {heads = 2 : i64} : tensor<1x3x8xf32> -> tensor<1x3x3x4xf32>
+  return
+}
+
+// -----
+
+func @split_shape(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{result must be [B, heads, L, W] for input [B, L, heads * W]}}
+  %h = attn.split_heads %x {heads = 2 : i64} : tensor<1x3x8xf32> -> tensor<1x2x5x4xf32>
+  return
+}
+
+// -----
+
+func @split_width(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{input width 8 is not heads (2) x head width (3)}}
+  %h = attn.split_heads %x {heads = 2 : i64} : tensor<1x3x8xf32> -> tensor<1x2x3x3xf32>
+  return
+}
+
+// -----
+
+func @merge_shape(%x: tensor<1x2x3x4xf32>) {
+  // expected-error @+1 {{result must be [B, L, H * W] for input [B, H, L, W]}}
+  %m = attn.merge_heads %x : tensor<1x2x3x4xf32> -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func @merge_width(%x: tensor<1x2x3x4xf32>) {
+  // expected-error @+1 {{result width 6 is not heads (2) x head width (4)}}
+  %m = attn.merge_heads %x : tensor<1x2x3x4xf32> -> tensor<1x3x6xf32>
   return
 }

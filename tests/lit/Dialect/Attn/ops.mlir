@@ -28,3 +28,92 @@ func @fused(%q: tensor<1x4x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x1
   %o = attn.attention %q, %k, %v {key_hi_offset = 1 : i64, masks = ["causal"], scale = 0.5 : f64, scale_on_query, score = "dot"} : tensor<1x4x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32> -> tensor<1x4x16x8xf32>
   return %o : tensor<1x4x16x8xf32>
 }
+
+// Projections: positions, q/k/v projections with and without bias, head
+// split and merge, output projection.
+// CHECK-LABEL: func @projections
+func @projections(%x: tensor<?x?x16xf32>, %wq: tensor<16x8xf32>, %bq: tensor<8xf32>, %wo: tensor<8x16xf32>) -> tensor<?x?x16xf32> {
+  // CHECK: attn.positions %{{.*}} {kind = "sinusoidal"} : tensor<?x?x16xf32>
+  %px = attn.positions %x {kind = "sinusoidal"} : tensor<?x?x16xf32>
+  // CHECK: attn.project %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<16x8xf32> -> tensor<?x?x8xf32>
+  %p = attn.project %px, %wq bias(%bq : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<16x8xf32> -> tensor<?x?x8xf32>
+  // CHECK: attn.split_heads %{{.*}} {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %h = attn.split_heads %p {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  // CHECK: attn.merge_heads %{{.*}} : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  %m = attn.merge_heads %h : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  // CHECK: attn.project %{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<8x16xf32> -> tensor<?x?x16xf32>
+  %o = attn.project %m, %wo : tensor<?x?x8xf32>, tensor<8x16xf32> -> tensor<?x?x16xf32>
+  return %o : tensor<?x?x16xf32>
+}
+
+// Expression regions on the unfused ops, and the lse of the masked scores.
+// CHECK-LABEL: func @regions
+func @regions(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %t: tensor<2xf32>, %lens: tensor<?xi32>) -> tensor<?x2x?xf32> {
+  // CHECK: attn.score %{{.*}}, %{{.*}} inputs(%{{.*}} : tensor<2xf32>) {kind = "custom"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x?xf32> {
+  // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32):
+  // CHECK: attn.read %{{.*}}[%{{.*}}] : tensor<2xf32> -> f32
+  // CHECK: attn.size "Lk"
+  // CHECK: attn.yield %{{.*}} : f32
+  %s = attn.score %q, %k inputs(%t : tensor<2xf32>) {kind = "custom"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x?xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: f32):
+    %0 = attn.read %t[%h] : tensor<2xf32> -> f32
+    %1 = arith.mulf %dot, %0 : f32
+    %n = attn.size "Lk"
+    %2 = arith.index_cast %n : index to i32
+    %3 = arith.sitofp %2 : i32 to f32
+    %4 = arith.divf %1, %3 : f32
+    attn.yield %4 : f32
+  }
+  // CHECK: attn.bias %{{.*}} {kind = "custom"} : tensor<?x2x?x?xf32> {
+  // CHECK: math.tanh
+  %s1 = attn.bias %s {kind = "custom"} : tensor<?x2x?x?xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.subi %ip, %j : index
+    %1 = arith.index_cast %0 : index to i32
+    %2 = arith.sitofp %1 : i32 to f32
+    %3 = math.tanh %2 : f32
+    attn.yield %3 : f32
+  }
+  // CHECK: attn.mask %{{.*}} inputs(%{{.*}} : tensor<?xi32>) {kind = "custom"} : tensor<?x2x?x?xf32> {
+  // CHECK: select
+  // CHECK: attn.yield %{{.*}} : i1
+  %s2 = attn.mask %s1 inputs(%lens : tensor<?xi32>) {kind = "custom"} : tensor<?x2x?x?xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = attn.read %lens[%b] : tensor<?xi32> -> index
+    %1 = arith.cmpi slt, %j, %0 : index
+    %true = arith.constant true
+    %2 = select %1, %true, %1 : i1
+    attn.yield %2 : i1
+  }
+  // CHECK: attn.logsumexp %{{.*}} : tensor<?x2x?x?xf32> -> tensor<?x2x?xf32>
+  %l = attn.logsumexp %s2 : tensor<?x2x?x?xf32> -> tensor<?x2x?xf32>
+  return %l : tensor<?x2x?xf32>
+}
+
+// The fused op with all three kinds of region and the weights and lse results.
+// CHECK-LABEL: func @fused_regions
+func @fused_regions(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %lens: tensor<1xi32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32>) {
+  // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} extra(%{{.*}} : tensor<1xi32>) {bias = "custom", key_hi_input = 0 : i64, masks = ["custom", "causal", "custom"], scale = 1.000000e+00 : f64, score = "custom"}
+  // CHECK-SAME: -> tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32> score {
+  // CHECK: } bias {
+  // CHECK: } masks {
+  // CHECK: }, {
+  %o:3 = attn.attention %q, %k, %v extra(%lens : tensor<1xi32>) {bias = "custom", key_hi_input = 0 : i64, masks = ["custom", "causal", "custom"], scale = 1.0 : f64, score = "custom"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32> score {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: f32):
+    attn.yield %dot : f32
+  } bias {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.constant -1.0 : f32
+    attn.yield %0 : f32
+  } masks {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = attn.read %lens[%b] : tensor<1xi32> -> index
+    %1 = arith.cmpi slt, %j, %0 : index
+    attn.yield %1 : i1
+  }, {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.cmpi ne, %i, %j : index
+    attn.yield %0 : i1
+  }
+  return %o#0, %o#1, %o#2 : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32>
+}

@@ -1,0 +1,304 @@
+//===- FeatureNumericsTest.cpp - Projections, lse, expressions vs float64 -===//
+//
+// The kernels of numerics.attn that use projections (positions, q/k/v and
+// output projections with biases), the lse and weights outputs, and custom
+// score / bias / mask expressions, compiled through the whole attnc pipeline
+// (MLIRGen regions -> passes -> Halide) and compared with a float64 loop
+// that implements LANGUAGE.md sections 1, 5 and 6 directly.
+//
+//===----------------------------------------------------------------------===//
+#include "numerics_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Vec = std::vector<float>;
+using Ref = std::vector<double>;
+
+/// Index variables of one (b, h, i, j) entry, as the language defines them.
+struct At {
+  int b, h, i, j, g;
+  long ip;
+};
+using ScoreFn = std::function<double(const At &, double dot)>;
+using BiasFn = std::function<double(const At &)>;
+using MaskFn = std::function<bool(const At &)>;
+
+struct Problem {
+  int B, H, G, D, Dv, Lq, Lk;
+  double scale = 1.0;
+  ScoreFn score; // null: dot
+  BiasFn bias;   // null: 0
+  MaskFn mask;   // null: all visible
+};
+
+struct Outputs {
+  Ref out, weights, lse;
+};
+
+/// LANGUAGE.md section 1 in float64; q, k, v, out in bhsd.
+Outputs attention(const Problem &p, const Ref &q, const Ref &k, const Ref &v) {
+  Outputs r;
+  r.out.assign((size_t)p.B * p.H * p.Lq * p.Dv, 0.0);
+  r.weights.assign((size_t)p.B * p.H * p.Lq * p.Lk, 0.0);
+  r.lse.assign((size_t)p.B * p.H * p.Lq, -INFINITY);
+  std::vector<double> s(p.Lk);
+  std::vector<bool> visible(p.Lk);
+  for (int b = 0; b < p.B; ++b)
+    for (int h = 0; h < p.H; ++h) {
+      int g = h / (p.H / p.G);
+      for (int i = 0; i < p.Lq; ++i) {
+        double m = -INFINITY;
+        for (int j = 0; j < p.Lk; ++j) {
+          At at{b, h, i, j, g, (long)i + (p.Lk - p.Lq)};
+          double dot = 0;
+          for (int d = 0; d < p.D; ++d)
+            dot += q[(((size_t)b * p.H + h) * p.Lq + i) * p.D + d] *
+                   k[(((size_t)b * p.G + g) * p.Lk + j) * p.D + d];
+          s[j] = p.scale * (p.score ? p.score(at, dot) : dot) + (p.bias ? p.bias(at) : 0.0);
+          visible[j] = !p.mask || p.mask(at);
+          if (visible[j])
+            m = std::max(m, s[j]);
+        }
+        if (m == -INFINITY)
+          continue; // no visible key: out = 0, weights = 0, lse = -inf
+        double sum = 0;
+        for (int j = 0; j < p.Lk; ++j)
+          sum += visible[j] ? std::exp(s[j] - m) : 0.0;
+        size_t row = ((size_t)b * p.H + h) * p.Lq + i;
+        r.lse[row] = m + std::log(sum);
+        for (int j = 0; j < p.Lk; ++j) {
+          if (!visible[j])
+            continue;
+          double w = std::exp(s[j] - m) / sum;
+          r.weights[row * p.Lk + j] = w;
+          for (int c = 0; c < p.Dv; ++c)
+            r.out[row * p.Dv + c] += w * v[(((size_t)b * p.G + g) * p.Lk + j) * p.Dv + c];
+        }
+      }
+    }
+  return r;
+}
+
+Vec uniform(size_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Vec x(n);
+  for (float &e : x)
+    e = dist(rng);
+  return x;
+}
+
+Ref widen(const Vec &x) { return Ref(x.begin(), x.end()); }
+
+/// x[b, t, :] (+ sinusoidal positions) @ w (+ bias), split into heads:
+/// [B, L, M] -> [B, heads, L, width] (LANGUAGE.md section 6).
+Ref projectHeads(const Vec &x, const Vec &w, const Vec *bias, int B, int L, int M, int heads,
+                 int width, bool positional) {
+  Ref r((size_t)B * heads * L * width, 0.0);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < L; ++t) {
+      std::vector<double> row(M);
+      for (int m = 0; m < M; ++m) {
+        row[m] = x[((size_t)b * L + t) * M + m];
+        if (positional) {
+          double angle = t / std::pow(10000.0, (double)(m - m % 2) / M);
+          row[m] += m % 2 == 0 ? std::sin(angle) : std::cos(angle);
+        }
+      }
+      for (int h = 0; h < heads; ++h)
+        for (int d = 0; d < width; ++d) {
+          int col = h * width + d;
+          double acc = bias ? (*bias)[col] : 0.0;
+          for (int m = 0; m < M; ++m)
+            acc += row[m] * w[(size_t)m * heads * width + col];
+          r[(((size_t)b * heads + h) * L + t) * width + d] = acc;
+        }
+    }
+  return r;
+}
+
+double maxAbs(const Ref &x) {
+  double m = 0;
+  for (double e : x)
+    m = std::max(m, std::abs(e));
+  return m;
+}
+
+/// max |got - ref| <= tol, with -inf matching -inf (lse of a masked row).
+void expectClose(const char *what, const Vec &got, const Ref &ref, double tol,
+                 const std::string &where) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  double maxErr = 0;
+  for (size_t n = 0; n < got.size(); ++n) {
+    if (std::isinf(ref[n]) && ref[n] < 0) {
+      EXPECT_TRUE(std::isinf(got[n]) && got[n] < 0) << what << "[" << n << "] " << where;
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(got[n])) << what << "[" << n << "] " << where;
+    maxErr = std::max(maxErr, std::abs(got[n] - ref[n]));
+  }
+  EXPECT_LE(maxErr, tol) << what << " " << where;
+}
+
+struct Sizes {
+  int B, Lq, Lk;
+};
+const Sizes kSizes[] = {{1, 1, 1}, {2, 3, 3}, {1, 17, 17}, {2, 3, 17}, {1, 17, 3}, {1, 70, 130}};
+
+std::string name(const Sizes &s) {
+  return "B=" + std::to_string(s.B) + " Lq=" + std::to_string(s.Lq) +
+         " Lk=" + std::to_string(s.Lk);
+}
+
+class Features : public ::testing::TestWithParam<int> {
+protected:
+  Sizes s = kSizes[GetParam()];
+  std::mt19937 rng{4321};
+};
+
+TEST_P(Features, LseAndWeights) {
+  Problem p{s.B, 2, 2, 8, 5, s.Lq, s.Lk, 1 / std::sqrt(8.0)};
+  p.mask = [](const At &a) { return a.j <= a.ip; };
+  Vec q = uniform((size_t)s.B * 2 * s.Lq * 8, rng), k = uniform((size_t)s.B * 2 * s.Lk * 8, rng),
+      v = uniform((size_t)s.B * 2 * s.Lk * 5, rng);
+  Vec out((size_t)s.B * 2 * s.Lq * 5, NAN), w((size_t)s.B * 2 * s.Lq * s.Lk, NAN),
+      lse((size_t)s.B * 2 * s.Lq, NAN);
+  ASSERT_EQ(lse_causal_run(q.data(), k.data(), v.data(), out.data(), w.data(), lse.data(), s.B,
+                           s.Lq, s.Lk),
+            0);
+  Outputs r = attention(p, widen(q), widen(k), widen(v));
+  expectClose("out", out, r.out, 1e-4, name(s));
+  expectClose("weights", w, r.weights, 1e-4, name(s));
+  expectClose("lse", lse, r.lse, 1e-4 * std::max(1.0, maxAbs(r.lse)), name(s));
+}
+
+TEST_P(Features, SelfProjectionWithBiasesPositionsAndOutput) {
+  const int H = 2, G = 1, D = 4, Dv = 3, M = 8, L = s.Lq;
+  Vec x = uniform((size_t)s.B * L * M, rng);
+  Vec wq = uniform((size_t)M * H * D, rng), wk = uniform((size_t)M * G * D, rng),
+      wv = uniform((size_t)M * G * Dv, rng), wo = uniform((size_t)H * Dv * M, rng);
+  Vec bq = uniform(H * D, rng), bk = uniform(G * D, rng), bv = uniform(G * Dv, rng),
+      bo = uniform(M, rng);
+  Vec out((size_t)s.B * L * M, NAN), lse((size_t)s.B * H * L, NAN);
+  ASSERT_EQ(proj_self_out_run(x.data(), wq.data(), wk.data(), wv.data(), wo.data(), bq.data(),
+                              bk.data(), bv.data(), bo.data(), out.data(), lse.data(), s.B, L),
+            0);
+  Ref q = projectHeads(x, wq, &bq, s.B, L, M, H, D, true);
+  Ref k = projectHeads(x, wk, &bk, s.B, L, M, G, D, true);
+  Ref v = projectHeads(x, wv, &bv, s.B, L, M, G, Dv, true);
+  Problem p{s.B, H, G, D, Dv, L, L, 1 / std::sqrt((double)D)};
+  p.mask = [](const At &a) { return a.j <= a.ip; };
+  Outputs r = attention(p, q, k, v);
+  // Output projection: merged heads [B, L, H*Dv] @ w_o + b_o.
+  Ref ref((size_t)s.B * L * M, 0.0);
+  for (int b = 0; b < s.B; ++b)
+    for (int t = 0; t < L; ++t)
+      for (int m = 0; m < M; ++m) {
+        double acc = bo[m];
+        for (int h = 0; h < H; ++h)
+          for (int c = 0; c < Dv; ++c)
+            acc += r.out[(((size_t)b * H + h) * L + t) * Dv + c] * wo[(size_t)(h * Dv + c) * M + m];
+        ref[((size_t)b * L + t) * M + m] = acc;
+      }
+  expectClose("out", out, ref, 1e-4 * std::max(1.0, maxAbs(ref)), name(s));
+  expectClose("lse", lse, r.lse, 1e-4 * std::max(1.0, maxAbs(r.lse)), name(s));
+}
+
+TEST_P(Features, CrossProjectionWithoutBiases) {
+  const int H = 2, D = 4, M = 6;
+  Vec xq = uniform((size_t)s.B * s.Lq * M, rng), xkv = uniform((size_t)s.B * s.Lk * M, rng);
+  Vec wq = uniform((size_t)M * H * D, rng), wk = uniform((size_t)M * H * D, rng),
+      wv = uniform((size_t)M * H * D, rng);
+  Vec out((size_t)s.B * H * s.Lq * D, NAN), w((size_t)s.B * H * s.Lq * s.Lk, NAN),
+      lse((size_t)s.B * H * s.Lq, NAN);
+  ASSERT_EQ(proj_cross_run(xq.data(), xkv.data(), wq.data(), wk.data(), wv.data(), out.data(),
+                           w.data(), lse.data(), s.B, s.Lq, s.Lk),
+            0);
+  Ref q = projectHeads(xq, wq, nullptr, s.B, s.Lq, M, H, D, false);
+  Ref k = projectHeads(xkv, wk, nullptr, s.B, s.Lk, M, H, D, false);
+  Ref v = projectHeads(xkv, wv, nullptr, s.B, s.Lk, M, H, D, false);
+  Problem p{s.B, H, H, D, D, s.Lq, s.Lk, 1 / std::sqrt((double)D)};
+  Outputs r = attention(p, q, k, v);
+  expectClose("out", out, r.out, 1e-4 * std::max(1.0, maxAbs(v)), name(s));
+  expectClose("weights", w, r.weights, 1e-4, name(s));
+  expectClose("lse", lse, r.lse, 1e-4 * std::max(1.0, maxAbs(r.lse)), name(s));
+}
+
+/// q, k, v of an unprojected [B, 2, L, 8] kernel and its output buffer.
+struct Plain {
+  Vec q, k, v, out;
+  Plain(const Sizes &s, std::mt19937 &rng)
+      : q(uniform((size_t)s.B * 2 * s.Lq * 8, rng)), k(uniform((size_t)s.B * 2 * s.Lk * 8, rng)),
+        v(uniform((size_t)s.B * 2 * s.Lk * 8, rng)), out((size_t)s.B * 2 * s.Lq * 8, NAN) {}
+};
+
+TEST_P(Features, ExpressionScore) {
+  Plain t(s, rng);
+  Vec temperature = {0.5f, 2.0f};
+  ASSERT_EQ(expr_score_run(t.q.data(), t.k.data(), t.v.data(), temperature.data(), t.out.data(),
+                           s.B, s.Lq, s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk};
+  p.score = [&](const At &a, double dot) { return dot / (std::sqrt(8.0) * temperature[a.h]); };
+  expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
+}
+
+TEST_P(Features, ExpressionBias) {
+  Plain t(s, rng);
+  Vec slopes = {0.25f, 0.0625f};
+  ASSERT_EQ(expr_bias_run(t.q.data(), t.k.data(), t.v.data(), slopes.data(), t.out.data(), s.B,
+                          s.Lq, s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk, 1 / std::sqrt(8.0)};
+  p.bias = [&](const At &a) { return -slopes[a.h] * std::abs(a.ip - a.j); };
+  p.mask = [](const At &a) { return a.j <= a.ip; };
+  expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
+}
+
+TEST_P(Features, ExpressionIntervalMask) {
+  Plain t(s, rng);
+  std::vector<int32_t> lens;
+  for (int b = 0; b < s.B; ++b)
+    lens.push_back(b == 0 ? s.Lk : std::max(0, s.Lk - 2)); // a short second batch
+  Vec lse((size_t)s.B * 2 * s.Lq, NAN);
+  ASSERT_EQ(expr_mask_interval_run(t.q.data(), t.k.data(), t.v.data(), lens.data(), t.out.data(),
+                                   lse.data(), s.B, s.Lq, s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk, 1 / std::sqrt(8.0)};
+  p.mask = [&](const At &a) { return a.j <= a.ip && a.j > a.ip - 5 && a.j < lens[a.b]; };
+  Outputs r = attention(p, widen(t.q), widen(t.k), widen(t.v));
+  expectClose("out", t.out, r.out, 1e-4, name(s));
+  expectClose("lse", lse, r.lse, 1e-4 * std::max(1.0, maxAbs(r.lse)), name(s));
+}
+
+TEST_P(Features, ExpressionGeneralMaskAndBias) {
+  Plain t(s, rng);
+  ASSERT_EQ(expr_mask_general_run(t.q.data(), t.k.data(), t.v.data(), t.out.data(), s.B, s.Lq,
+                                  s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk};
+  p.mask = [](const At &a) { return (a.i + a.j) % 3 != 1 || a.j == 0; };
+  // `%` is Euclidean: never negative for a positive divisor.
+  auto mod = [](long x, long y) { return ((x % y) + y) % y; };
+  p.bias = [&](const At &a) {
+    return (a.j % 2 == 0 ? 0.5 : -0.25) + (double)std::min(a.ip, 4L) / s.Lk +
+           mod(a.ip - a.j, a.h + 2) * 0.125;
+  };
+  expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSizes, Features, ::testing::Range(0, (int)std::size(kSizes)),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           const Sizes &s = kSizes[info.param];
+                           return "B" + std::to_string(s.B) + "_Lq" + std::to_string(s.Lq) +
+                                  "_Lk" + std::to_string(s.Lk);
+                         });
+
+} // namespace

@@ -1,0 +1,139 @@
+//===- SharedRuntimeTest.cpp - One Halide runtime per process -------------===//
+//
+// Two kernel libraries made by `attnc -o x.so` are loaded together: neither
+// carries a Halide runtime, both resolve Halide's entry points to the one
+// libattnc_halide_runtime the process holds (so one thread pool), the thread
+// count set through libattnrt is the one that runtime uses, and kernels of
+// both libraries run from 8 threads at once with the same results, bit for
+// bit, as a lone run.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/runtime.hpp"
+#include "tests/runtime/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using attn_test::Problem;
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The library file that defines `symbol` as seen from `handle`.
+std::string definingFile(void *handle, const char *symbol) {
+  void *address = dlsym(handle, symbol);
+  Dl_info info;
+  if (!address || !dladdr(address, &info) || !info.dli_fname)
+    return "";
+  return info.dli_fname;
+}
+
+struct Job {
+  attn::Kernel kernel;
+  Problem problem;
+  bool causal;
+  std::vector<float> expected;
+
+  void run(std::vector<float> &out) const {
+    const Problem &p = problem;
+    kernel.run({{p.q.data(), p.qShape()},
+                {p.k.data(), p.kShape()},
+                {p.v.data(), p.vShape()},
+                {out.data(), p.outShape()}});
+  }
+};
+
+class SharedRuntime : public testing::Test {
+protected:
+  void SetUp() override {
+    first = attn::Library::open(ATTN_E2E_LIB);
+    second = attn::Library::open(ATTN_SECOND_LIB);
+    firstHandle = dlopen(ATTN_E2E_LIB, RTLD_NOW | RTLD_NOLOAD);
+    secondHandle = dlopen(ATTN_SECOND_LIB, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(firstHandle, nullptr);
+    ASSERT_NE(secondHandle, nullptr);
+  }
+  void TearDown() override {
+    if (firstHandle)
+      dlclose(firstHandle);
+    if (secondHandle)
+      dlclose(secondHandle);
+  }
+  attn::Library first, second;
+  void *firstHandle = nullptr, *secondHandle = nullptr;
+};
+
+} // namespace
+
+TEST_F(SharedRuntime, BothLibrariesUseTheOneRuntimeLibrary) {
+  for (const char *symbol : {"halide_do_par_for", "halide_set_num_threads", "halide_malloc",
+                             "halide_error", "halide_set_error_handler"}) {
+    std::string a = definingFile(firstHandle, symbol);
+    std::string b = definingFile(secondHandle, symbol);
+    EXPECT_TRUE(endsWith(a, "/libattnc_halide_runtime.so")) << symbol << " from " << a;
+    EXPECT_EQ(a, b) << symbol;
+    EXPECT_EQ(dlsym(firstHandle, symbol), dlsym(secondHandle, symbol)) << symbol;
+    EXPECT_EQ(dlsym(firstHandle, symbol), dlsym(RTLD_DEFAULT, symbol)) << symbol;
+  }
+  // The kernels report a target without a runtime of their own.
+  EXPECT_NE(first.kernel("mha").target().find("no_runtime"), std::string::npos);
+  EXPECT_NE(second.kernel("mqa_causal").target().find("no_runtime"), std::string::npos);
+}
+
+TEST_F(SharedRuntime, ThreadCountReachesTheSharedRuntime) {
+  using SetFn = int (*)(int);
+  auto set = reinterpret_cast<SetFn>(dlsym(secondHandle, "halide_set_num_threads"));
+  ASSERT_NE(set, nullptr);
+  int before = attn::setNumThreads(3);
+  EXPECT_EQ(attn_get_num_threads(), 3);
+  // halide_set_num_threads returns the runtime's previous value: ours.
+  EXPECT_EQ(set(3), 3);
+  attn::setNumThreads(1);
+  EXPECT_EQ(set(1), 1);
+  attn::setNumThreads(before);
+}
+
+TEST_F(SharedRuntime, EightThreadsRunKernelsOfBothLibrariesConcurrently) {
+  std::vector<Job> jobs;
+  jobs.push_back({first.kernel("mha"), Problem(2, 2, 2, 33, 70, 8, 8, 11), false, {}});
+  jobs.push_back({second.kernel("mqa_causal"), Problem(1, 4, 1, 40, 57, 16, 16, 12), true, {}});
+  jobs.push_back({first.kernel("gqa_causal"), Problem(2, 4, 2, 19, 64, 16, 8, 13), true, {}});
+  // Reference results: one run each, alone, checked against float64.
+  for (Job &job : jobs) {
+    job.problem.causal = job.causal;
+    job.run(job.problem.out);
+    ASSERT_LE(job.problem.maxError(false), 1e-4);
+    job.expected = job.problem.out;
+  }
+  constexpr int kThreads = 8, kRounds = 25;
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        const Job &job = jobs[size_t((t + r) % int(jobs.size()))];
+        std::vector<float> out(job.expected.size(), NAN);
+        try {
+          job.run(out);
+        } catch (const attn::Error &) {
+          ++failures;
+          continue;
+        }
+        if (out != job.expected)
+          ++mismatches;
+      }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
