@@ -409,10 +409,15 @@ private:
   /// maximum mPart, sum lPart and weighted values accPart.
   static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
                       const Expr &accPart) {
-    Expr mNew = max(st[0], mPart);
-    Expr alpha = clampedExp(st[0] - mNew); // rescales what was summed so far
-    Expr beta = clampedExp(mPart - mNew);  // rescales this part's sums
-    return Tuple(mNew, st[1] * alpha + lPart * beta, st[2] * alpha + accPart * beta);
+    // One of the two rescaling factors is exactly 1 (the larger maximum
+    // wins), so a single exponent per element does: e = exp(-|mOld - mPart|).
+    Expr diff = st[0] - mPart;
+    Expr e = clampedExp(-abs(diff));
+    Expr oldWins = diff >= 0.0f;
+    Expr alpha = select(oldWins, 1.0f, e); // rescales what was summed so far
+    Expr beta = select(oldWins, e, 1.0f);  // rescales this part's sums
+    return Tuple(max(st[0], mPart), st[1] * alpha + lPart * beta,
+                 st[2] * alpha + accPart * beta);
   }
 
   void makeState() {

@@ -237,11 +237,14 @@ void addRunWrappers(llvm::Module &module, const std::vector<const AttentionConfi
   auto *i8p = llvm::Type::getInt8Ty(ctx)->getPointerTo();
   names.push_back(llvm::ConstantPointerNull::get(i8p));
   auto *arrT = llvm::ArrayType::get(i8p, names.size());
-  // Weak: objects from several attnc runs (--no-runtime + --emit=runtime)
-  // link into one app without a clash. The list serves libattnrt, which
-  // loads libraries made by one attnc run (`-o x.so`), where it is unique.
-  new llvm::GlobalVariable(module, arrT, true, llvm::GlobalValue::WeakAnyLinkage,
-                           llvm::ConstantArray::get(arrT, names), "attnc_kernels");
+  // In a COMDAT group of its own: objects from several attnc runs
+  // (--no-runtime + --emit=runtime) link into one app, the linker keeping
+  // one list instead of reporting a duplicate. The list serves libattnrt,
+  // which loads libraries made by one attnc run (`-o x.so`), where it is
+  // unique.
+  auto *list = new llvm::GlobalVariable(module, arrT, true, llvm::GlobalValue::ExternalLinkage,
+                                        llvm::ConstantArray::get(arrT, names), "attnc_kernels");
+  list->setComdat(module.getOrInsertComdat("attnc_kernels"));
 }
 
 } // namespace attnc::halide_backend

@@ -294,6 +294,19 @@ TEST_P(Features, ExpressionGeneralMaskAndBias) {
   expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
 }
 
+TEST_P(Features, ExpressionWithHeadGroupsAndSizes) {
+  Vec q = uniform((size_t)s.B * 4 * s.Lq * 8, rng), k = uniform((size_t)s.B * 2 * s.Lk * 8, rng),
+      v = uniform((size_t)s.B * 2 * s.Lk * 8, rng), out((size_t)s.B * 4 * s.Lq * 8, NAN);
+  ASSERT_EQ(expr_gqa_sizes_run(q.data(), k.data(), v.data(), out.data(), s.B, s.Lq, s.Lk), 0);
+  Problem p{s.B, 4, 2, 8, 8, s.Lq, s.Lk};
+  p.score = [&](const At &a, double dot) {
+    return dot * 0.25 + (a.g + 1.0) * a.j / (s.Lk + 1) - s.B * a.j * 0.0625 +
+           (double)s.Lq * (a.j % 2) / (s.Lq + 7) + 8.0 * a.j / 64;
+  };
+  p.mask = [](const At &a) { return !(a.j > a.ip); };
+  expectClose("out", out, attention(p, widen(q), widen(k), widen(v)).out, 1e-4, name(s));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSizes, Features, ::testing::Range(0, (int)std::size(kSizes)),
                          [](const ::testing::TestParamInfo<int> &info) {
                            const Sizes &s = kSizes[info.param];

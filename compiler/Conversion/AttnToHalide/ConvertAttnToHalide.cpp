@@ -222,6 +222,11 @@ static LogicalResult convertKernel(FuncOp func, const KernelSpec &spec,
   config.interval =
       keyInterval(op, [&](Value v) { return projections.argName(v); });
   config.maskNeedsElementTest = op.getMaskNeedsTest();
+  // A j < t[b] bound the back end cannot take (t not `valid_len`) must be
+  // tested per element.
+  if (op.getKeyHiInput() && config.interval.hi.kind != halide_backend::KeyBound::ValidLen &&
+      projections.argName(op.getExtra()[*op.getKeyHiInput()]) != "valid_len")
+    config.maskNeedsElementTest = true;
 
   // Custom expressions: the regions, translated to Halide when built.
   std::map<void *, std::string> tensorNames;

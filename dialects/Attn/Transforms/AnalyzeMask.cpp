@@ -8,7 +8,8 @@
 //   valid_len  j < valid_len[b]        -> hi also <= valid_len[b] (key_hi_input)
 // Custom mask regions are recognised when their yield is a conjunction of
 // comparisons `j <op> ip + c` or `j < t[b]` (t a declared i32[B] input): the
-// same bounds as the built-in masks. A conjunction intersects the intervals.
+// same bounds as the built-in masks. `i` counts as `ip - (Lk - Lq)` when
+// both lengths are static. A conjunction intersects the intervals.
 // Terms that are not intervals (`input`, other expressions) set
 // mask_needs_test and keep the element-wise test.
 //
@@ -50,6 +51,15 @@ static Optional<Linear> combine(Optional<Linear> a, Optional<Linear> b, int64_t 
                 a->cl + sign * b->cl, a->len ? a->len : b->len};
 }
 
+/// i = ip - (Lk - Lq) when both lengths are static; otherwise unknown.
+static Optional<int64_t> keyQueryOffset(AttentionOp op) {
+  int64_t lq = op.getQuery().getType().cast<RankedTensorType>().getDimSize(2);
+  int64_t lk = op.getKey().getType().cast<RankedTensorType>().getDimSize(2);
+  if (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk))
+    return llvm::None;
+  return lk - lq;
+}
+
 static Optional<Linear> linearize(Value v, Block &body) {
   if (auto arg = v.dyn_cast<BlockArgument>()) {
     if (arg.getOwner() != &body)
@@ -58,6 +68,9 @@ static Optional<Linear> linearize(Value v, Block &body) {
       return Linear{1, 0, 0, 0, {}};
     if (arg.getArgNumber() == ArgIp)
       return Linear{0, 1, 0, 0, {}};
+    if (arg.getArgNumber() == ArgI)
+      if (auto offset = keyQueryOffset(cast<AttentionOp>(body.getParentOp())))
+        return Linear{0, 1, -*offset, 0, {}};
     return llvm::None;
   }
   APInt constant;

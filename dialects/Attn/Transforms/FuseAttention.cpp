@@ -51,6 +51,11 @@ static FailureOr<Chain> matchChain(WeightedSumOp sum) {
     auto lse = dyn_cast<LogSumExpOp>(user);
     if (!lse || chain.lse)
       return failure();
+    // The fused op replaces the lse where the weighted sum is: every user
+    // of the lse must come after that point.
+    for (Operation *lseUser : lse->getUsers())
+      if (lseUser->getBlock() != sum->getBlock() || !sum->isBeforeInBlock(lseUser))
+        return failure();
     chain.lse = lse;
   }
   // Walk up in reverse chain order: mask*, bias?, softcap?, scale?, score.

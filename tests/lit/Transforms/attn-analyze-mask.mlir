@@ -134,3 +134,31 @@ func @expr_or(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4
   }
   return %o : tensor<1x2x4x8xf32>
 }
+
+// With static lengths, i = ip - (Lk - Lq): j <= i is an interval (Lk - Lq = 2).
+// CHECK-LABEL: func @expr_query_index
+func @expr_query_index(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  // CHECK: attn.attention
+  // CHECK-SAME: key_hi_offset = -1 : i64
+  // CHECK-NOT: mask_needs_test
+  %o = attn.attention %q, %k, %v {masks = ["custom"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32> masks {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.cmpi sle, %j, %i : index
+    attn.yield %0 : i1
+  }
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// Negative: with a dynamic length, i is not known relative to ip.
+// CHECK-LABEL: func @expr_query_index_dynamic
+func @expr_query_index_dynamic(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  // CHECK: attn.attention
+  // CHECK-NOT: key_hi_offset
+  // CHECK-SAME: mask_needs_test
+  %o = attn.attention %q, %k, %v {masks = ["custom"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> masks {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+    %0 = arith.cmpi sle, %j, %i : index
+    attn.yield %0 : i1
+  }
+  return %o : tensor<1x2x?x8xf32>
+}

@@ -50,9 +50,10 @@ func @projections(%x: tensor<?x?x16xf32>, %wq: tensor<16x8xf32>, %bq: tensor<8xf
 // CHECK-LABEL: func @regions
 func @regions(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %t: tensor<2xf32>, %lens: tensor<?xi32>) -> tensor<?x2x?xf32> {
   // CHECK: attn.score %{{.*}}, %{{.*}} inputs(%{{.*}} : tensor<2xf32>) {kind = "custom"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x?xf32> {
-  // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32):
-  // CHECK: attn.read %{{.*}}[%{{.*}}] : tensor<2xf32> -> f32
-  // CHECK: attn.size "Lk"
+  // Block arguments print with the language's names; attn.size names its result.
+  // CHECK-NEXT: ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: f32):
+  // CHECK: attn.read %{{.*}}[%h] : tensor<2xf32> -> f32
+  // CHECK: %Lk = attn.size "Lk"
   // CHECK: attn.yield %{{.*}} : f32
   %s = attn.score %q, %k inputs(%t : tensor<2xf32>) {kind = "custom"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x?xf32> {
   ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index, %dot: f32):
