@@ -72,6 +72,23 @@ def roof_cell(config, seconds, results):
     return "%.1f%% of peak" % (100 * config["flops"] / seconds / 1e9 / peak)
 
 
+def cpu_cells(config, impl, results):
+    """Load-independent view: GFLOP per CPU-second of the process (every
+    thread's busy time, not the wall time) as a % of the 1-thread peak, and
+    OpenBLAS's CPU time over attnc's. Memory-bound rows get none: bandwidth
+    is shared however the cores are."""
+    cpu = impl.get("cpu_median_s")
+    if config["memory_bound"] or not cpu:
+        return ["—", "—"]
+    _, peak1 = peak_of(results, "1")
+    eff = "%.0f%%" % (100 * config["flops"] / cpu / 1e9 / peak1)
+    blas = config["impls"].get("openblas", {})
+    ratio = "—"
+    if impl.get("status") == "ok" and blas.get("status") == "ok" and blas.get("cpu_median_s"):
+        ratio = "%.2fx" % (blas["cpu_median_s"] / cpu)
+    return [eff, ratio]
+
+
 def status_cell(impl):
     text = STATUS_TEXT.get(impl.get("status"), impl.get("status", "?"))
     return text
@@ -100,8 +117,9 @@ def machine_table(results, torch):
 
 def attnc_table(results):
     isa, peak = peak_of(results)
-    head = ("| configuration | attnc ms | GFLOP/s | of roof | compile s | vs naive | vs OpenBLAS | vs PyTorch |\n"
-            "|---|---:|---:|---|---:|---:|---:|---:|")
+    head = ("| configuration | attnc ms | GFLOP/s | of roof | compile s | vs naive | vs OpenBLAS | vs PyTorch "
+            "| per busy core | vs OpenBLAS, CPU time |\n"
+            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     rows, notes = [head], []
     for c in results["configs"]:
         a = c["impls"]["attnc"]
@@ -110,7 +128,7 @@ def attnc_table(results):
         if t is None:
             note = a.get("note", "")
             notes.append("`%s`: %s%s" % (c["id"], status_cell(a), (": " + note) if note else ""))
-            rows.append("| %s | %s | — | — | %s | — | — | — |" % (c["label"], status_cell(a), compile_s))
+            rows.append("| %s | %s | — | — | %s | — | — | — | — | — |" % (c["label"], status_cell(a), compile_s))
             continue
         label = c["label"] + (" **(WRONG RESULT)**" if a["status"] == "wrong" else "")
         if a["status"] == "wrong":
@@ -120,6 +138,7 @@ def attnc_table(results):
             ok = a["status"] == "ok" and c["impls"][key].get("status") == "ok"
             single = c["impls"][key].get("runs") == 1
             cells.append(fmt_speedup(timed(c["impls"][key]), t, single) if ok else "—")
+        cells += cpu_cells(c, a, results)
         rows.append("| " + " | ".join(cells) + " |")
     return rows, notes
 
@@ -168,7 +187,11 @@ def write_table(results_dir, results, torch):
             "Median of >= 5 runs after warm-up. GFLOP/s count 2 per multiply-add over visible (query, key) "
             "pairs only. *of roof*: %% of the %s FMA peak on the run's threads, or for decode (memory bound) the "
             "K+V bytes read per second and %% of triad bandwidth. *vs X*: X's time / attnc's time "
-            "(> 1 means attnc is faster). Compile s: one `attnc -o kernel.so` run." % isa, ""]
+            "(> 1 means attnc is faster). Compile s: one `attnc -o kernel.so` run. *per busy core*: FLOPs "
+            "per second of the process's CPU time (all threads) as %% of the 1-thread %s peak, i.e. how fast "
+            "the kernel runs while it holds a core; with other processes on the machine the wall time also "
+            "counts the time they held the cores. *vs OpenBLAS, CPU time*: the same ratio as *vs OpenBLAS* "
+            "over CPU time instead of wall time. Both are blank for memory-bound rows." % (isa, isa), ""]
     out += a_rows + [""]
     if a_notes:
         out += ["Notes:", ""] + ["- " + n for n in a_notes] + [""]

@@ -19,6 +19,14 @@ install(FILES
   DESTINATION ${ATTNC_CMAKE_INSTALL_DIR})
 install(EXPORT attncTargets NAMESPACE attnc:: DESTINATION ${ATTNC_CMAKE_INSTALL_DIR})
 
-# pkg-config for apps that load kernel libraries through libattnrt.
-configure_file(${PROJECT_SOURCE_DIR}/cmake/attnrt.pc.in ${PROJECT_BINARY_DIR}/attnrt.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/attnrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# pkg-config for apps that load kernel libraries through libattnrt, and for
+# apps that link --no-runtime kernel objects to the shared Halide runtime.
+# The prefix is found from the .pc file's own folder, so an install moved
+# or made with `cmake --install --prefix` still resolves.
+file(RELATIVE_PATH ATTNC_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" ATTNC_PC_TO_PREFIX "${ATTNC_PC_TO_PREFIX}")
+set(ATTNC_PC_PREFIX "\${pcfiledir}/${ATTNC_PC_TO_PREFIX}")
+foreach(pc attnrt attnc_halide_runtime)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -216,6 +216,28 @@ bool checkArguments(const std::string &kernel, const std::vector<ArgSpec> &args,
   return true;
 }
 
+bool fitsHalideBuffer(const ArgSpec &arg, const std::vector<int64_t> &shape,
+                      std::string &error) {
+  int64_t elements = 1;
+  int32_t rank = int32_t(shape.size());
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t extent = shape[size_t(d)];
+    if (extent > INT32_MAX) {
+      error = "argument '" + arg.name + "': " +
+              dimLabel(d, d < int32_t(arg.shape.size()) ? arg.shape[size_t(d)] : ArgDim{}) +
+              " is " + std::to_string(extent) +
+              ", above the 2147483647 limit of a Halide buffer dimension";
+      return false;
+    }
+    if (__builtin_mul_overflow(elements, extent, &elements) || elements > INT32_MAX) {
+      error = "argument '" + arg.name + "': shape " + listText(shape.data(), rank) +
+              " has more than 2147483647 elements, the limit of a Halide buffer";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool shapeFromSizes(const ArgSpec &arg, const SizeBindings &sizes,
                     std::vector<int64_t> &shape, std::string &error) {
   shape.clear();

@@ -47,6 +47,12 @@ bool checkArguments(const std::string &kernel, const std::vector<ArgSpec> &args,
 bool shapeFromSizes(const ArgSpec &arg, const SizeBindings &sizes,
                     std::vector<int64_t> &shape, std::string &error);
 
+/// Whether `shape` fits one halide_buffer_t (int32 extents, at most
+/// 2^31 - 1 elements); false with the checker's message naming `arg`
+/// otherwise. Lets callers refuse an output before allocating it.
+bool fitsHalideBuffer(const ArgSpec &arg, const std::vector<int64_t> &shape,
+                      std::string &error);
+
 /// Dense row-major strides (in elements) of `shape`.
 std::vector<int64_t> denseStrides(const int64_t *shape, int32_t rank);
 

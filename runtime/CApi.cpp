@@ -318,7 +318,8 @@ attn_status attn_kernel_output_shape(const attn_kernel *kernel,
     if (!checkInputs(kernel, args, nargs, sizes, error))
       return fail(ATTN_ERROR_ARGUMENT, error, err, errlen);
     std::vector<int64_t> result;
-    if (!shapeFromSizes(specs[index], sizes, result, error))
+    if (!shapeFromSizes(specs[index], sizes, result, error) ||
+        !fitsHalideBuffer(specs[index], result, error))
       return fail(ATTN_ERROR_ARGUMENT, error, err, errlen);
     std::copy(result.begin(), result.end(), shape);
     return succeed(err, errlen);

@@ -14,6 +14,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -38,12 +41,24 @@ std::string uncapturedText;
 uint64_t uncapturedSequence = 0;
 
 thread_local ErrorCapture *currentCapture = nullptr;
+// Captures alive in the process: while none is, an error cannot belong to an
+// attn_kernel_run and comes from the app's own call of a kernel linked to
+// the shared runtime (attnc_add_kernel); it goes to stderr like Halide's
+// default handler would print it.
+std::atomic<int> liveCaptures{0};
 
 void captureError(void * /*user_context*/, const char *message) {
   if (!message)
     message = "(no message)";
   if (currentCapture) {
     currentCapture->append(message);
+    return;
+  }
+  if (liveCaptures.load() == 0) {
+    std::fputs(message, stderr);
+    size_t n = std::strlen(message);
+    if (n == 0 || message[n - 1] != '\n')
+      std::fputc('\n', stderr);
     return;
   }
   std::lock_guard<std::mutex> lock(uncapturedMutex);
@@ -105,6 +120,7 @@ int numThreads() {
 }
 
 ErrorCapture::ErrorCapture() : outer_(currentCapture) {
+  ++liveCaptures;
   {
     std::lock_guard<std::mutex> lock(uncapturedMutex);
     startSequence_ = uncapturedSequence;
@@ -112,7 +128,10 @@ ErrorCapture::ErrorCapture() : outer_(currentCapture) {
   currentCapture = this;
 }
 
-ErrorCapture::~ErrorCapture() { currentCapture = outer_; }
+ErrorCapture::~ErrorCapture() {
+  currentCapture = outer_;
+  --liveCaptures;
+}
 
 void ErrorCapture::append(const char *text) {
   if (!text_.empty() && text_.back() != '\n')

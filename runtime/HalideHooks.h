@@ -28,7 +28,8 @@ int numThreads();
 
 /// While alive, collects the Halide errors raised on this thread. Errors
 /// raised on Halide's worker threads have no capture; they are kept as the
-/// process's latest error, which message() falls back on.
+/// process's latest error, which message() falls back on. While no capture
+/// is alive anywhere, errors (an app calling a kernel directly) go to stderr.
 class ErrorCapture {
 public:
   ErrorCapture();

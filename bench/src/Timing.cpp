@@ -9,12 +9,25 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 
 namespace attnc_bench {
 
 double nowSeconds() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 Timing timeIt(const std::function<void()> &fn, int minRuns, double targetSeconds) {
@@ -29,12 +42,15 @@ Timing timeIt(const std::function<void()> &fn, int minRuns, double targetSeconds
   int runs = minRuns;
   if (last > 0)
     runs = std::max(minRuns, std::min(101, int(std::ceil(targetSeconds / last))));
-  std::vector<double> times;
+  std::vector<double> times, cpuTimes;
   for (int r = 0; r < runs; ++r) {
+    double c = processCpuSeconds();
     double s = nowSeconds();
     fn();
     times.push_back(nowSeconds() - s);
+    cpuTimes.push_back(processCpuSeconds() - c);
   }
+  t.cpuMedian = medianOf(cpuTimes);
   std::sort(times.begin(), times.end());
   t.runs = runs;
   t.min = times.front();

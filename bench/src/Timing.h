@@ -3,7 +3,9 @@
 // Every implementation is timed the same way: warm-up runs first (at least
 // one, more while they take under 0.2 s in total), then at least 5 timed runs,
 // more for short kernels (about 1 s of runs, at most 101); the median is the
-// result, the minimum and maximum show the spread.
+// result, the minimum and maximum show the spread. The process CPU time of
+// each run is kept too: on a shared machine the wall time includes the time
+// other processes held the cores, the CPU time does not.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +16,8 @@
 namespace attnc_bench {
 
 struct Timing {
-  double median = 0, min = 0, max = 0; // seconds
+  double median = 0, min = 0, max = 0; // seconds of wall time
+  double cpuMedian = 0;                // seconds of process CPU time (all threads)
   int runs = 0;
   int warmups = 0;
 };
@@ -23,5 +26,7 @@ Timing timeIt(const std::function<void()> &fn, int minRuns = 5,
               double targetSeconds = 1.0);
 
 double nowSeconds();
+/// CPU time of the whole process (every thread), in seconds.
+double processCpuSeconds();
 
 } // namespace attnc_bench

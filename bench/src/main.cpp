@@ -62,7 +62,9 @@ static void writeImpl(JsonWriter &j, const std::string &name, const ImplResult &
     j.field("max_err", std::fmin(r.maxErr, 1e30)) // 1e30: inf or nan
         .field("checked_against", r.checkedAgainst);
   if (r.timed)
-    j.field("median_s", r.timing.median).field("min_s", r.timing.min)
+    j.field("median_s", r.timing.median)
+        .field("cpu_median_s", r.timing.cpuMedian)
+        .field("min_s", r.timing.min)
         .field("max_s", r.timing.max).field("runs", r.timing.runs)
         .field("warmups", r.timing.warmups);
   j.endObject();

@@ -15,14 +15,17 @@ const char *commandLineUsage() {
   return R"(usage: attnc FILE.attn [options]
 
   -o FILE               write FILE: kernel.o (object + kernel.h), libk.a (static
-                        library + libk.h), libk.so (shared library + libk.h), or
-                        the printed stage with --emit
+                        library + libk.h), libk.so (shared library + libk.h,
+                        linked to the shared Halide runtime libattnc_halide_runtime
+                        so loaded libraries share one thread pool), or the
+                        printed stage with --emit
   --emit=STAGE          print one stage: tokens, ast, mlir, mlir-opt, halide,
                         stmt, llvm, asm, header; `--emit=runtime -o rt.o` writes
                         the Halide runtime alone
   --kernel=NAME         only this kernel (repeatable); default every kernel
   --target=T            Halide target string (host, x86-64-linux-avx2, arm-64-linux, ...)
-  --no-runtime          leave the Halide runtime out of the object
+  --no-runtime          leave the Halide runtime out (link rt.o from
+                        --emit=runtime, or libattnc_halide_runtime, once per app)
   --schedule=S          tuned (default), simple, or auto (Halide autoscheduler)
   -D FIELD=VALUE        override a field of every selected kernel
   --version, --help

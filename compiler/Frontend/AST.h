@@ -114,6 +114,10 @@ struct KernelAST {
   SourceLoc loc;
   std::vector<FieldAST> fields;
   std::vector<InputAST> inputs;
+  /// A syntax error inside the kernel dropped some of its items: Sema skips
+  /// it (a dropped field would only cascade into bogus errors) and still
+  /// analyzes the other kernels of the file.
+  bool syntaxErrors = false;
 };
 
 struct ModuleAST {

@@ -35,12 +35,11 @@ bool dumpTokens(DiagnosticEngine &diag, std::ostream &os) {
 }
 
 std::optional<ModuleAST> parseModule(DiagnosticEngine &diag) {
-  unsigned errorsBefore = diag.errorCount();
+  // Syntax errors do not end the run: the kernels they touched are marked
+  // (KernelAST::syntaxErrors) and analyzeModule still checks the others, so
+  // one run reports every independent error (LANGUAGE.md section 8).
   Parser parser(diag);
-  ModuleAST module = parser.parseModule();
-  if (diag.errorCount() != errorsBefore)
-    return std::nullopt;
-  return module;
+  return parser.parseModule();
 }
 
 void dumpAST(const ModuleAST &module, const std::vector<KernelSpec> &specs, std::ostream &os) {
@@ -68,6 +67,8 @@ const std::vector<std::string> kCReserved = {
 void checkKernelNames(const ModuleAST &module, DiagnosticEngine &diag) {
   std::map<std::string, SourceLoc> seen;
   for (const KernelAST &kernel : module.kernels) {
+    if (kernel.name.empty())
+      continue; // a missing name, already reported by the parser
     if (std::find(kCReserved.begin(), kCReserved.end(), kernel.name) != kCReserved.end())
       diag.error(kernel.loc, "kernel name " + quote(kernel.name) +
                                  " is reserved in C and cannot name a kernel");
@@ -116,6 +117,11 @@ std::vector<FieldAST> parseOverrides(const FrontendOptions &options, DiagnosticE
 std::vector<KernelSpec> analyzeModule(const ModuleAST &module, const FrontendOptions &options,
                                       DiagnosticEngine &diag) {
   std::vector<KernelSpec> specs;
+  if (diag.tooManyErrors())
+    return specs;
+  // Errors already reported are the parser's; file-level checks that a
+  // broken kernel could trigger (no kernel, unknown --kernel) stay quiet then.
+  bool syntaxErrors = diag.errorCount() != 0;
   // Sema resolves fields in dependency order; errors print in source order.
   diag.beginGroup();
   checkKernelNames(module, diag);
@@ -124,12 +130,12 @@ std::vector<KernelSpec> analyzeModule(const ModuleAST &module, const FrontendOpt
   for (const KernelAST &kernel : module.kernels)
     names.push_back(kernel.name);
   for (const std::string &wanted : options.kernels) {
-    if (std::find(names.begin(), names.end(), wanted) == names.end())
+    if (!syntaxErrors && std::find(names.begin(), names.end(), wanted) == names.end())
       diag.commandLineError("no kernel named " + quote(wanted) + " in " + diag.fileName() +
                             (names.empty() ? "" : " (kernels: " + joinList(names) + ")") +
                             didYouMean(wanted, names));
   }
-  if (module.kernels.empty())
+  if (module.kernels.empty() && !syntaxErrors)
     diag.error(SourceLoc{}, "no kernel in the file; expected 'kernel NAME { ... }'");
 
   std::vector<FieldAST> overrides = parseOverrides(options, diag);
@@ -142,7 +148,7 @@ std::vector<KernelSpec> analyzeModule(const ModuleAST &module, const FrontendOpt
     bool selected = options.kernels.empty() ||
                     std::find(options.kernels.begin(), options.kernels.end(), kernel.name) !=
                         options.kernels.end();
-    if (!selected || done.count(kernel.name) || diag.tooManyErrors())
+    if (!selected || kernel.syntaxErrors || done.count(kernel.name) || diag.tooManyErrors())
       continue;
     done[kernel.name] = true;
     if (std::optional<KernelSpec> spec = analyzeKernel(kernel, overridePtrs, diag))

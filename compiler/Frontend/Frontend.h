@@ -26,7 +26,8 @@ struct FrontendOptions {
 /// --emit=tokens: one line per token, `KIND 'TEXT' @LINE:COL`. False on lexical errors.
 bool dumpTokens(DiagnosticEngine &diag, std::ostream &os);
 
-/// Parses diag.source(); nullopt when there were errors (already reported).
+/// Parses diag.source(). Syntax errors are reported and mark their kernels
+/// (KernelAST::syntaxErrors); the caller checks diag.errorCount().
 std::optional<ModuleAST> parseModule(DiagnosticEngine &diag);
 
 /// --emit=ast: each selected kernel fully resolved; others as parsed.

@@ -148,6 +148,7 @@ ModuleAST Parser::parseModule() {
 /// kernel := 'kernel' identifier '{' item* '}'
 /// Returns false when parsing cannot continue (end of file or error limit).
 bool Parser::parseKernel(ModuleAST &module) {
+  unsigned errorsBefore = diag_.errorCount();
   Token kernelTok = tok_;
   advance();
   KernelAST kernel;
@@ -177,12 +178,14 @@ bool Parser::parseKernel(ModuleAST &module) {
       errorAt(tok_, "expected '}' to close kernel " + quote(kernel.name) + ", found " +
                         describeToken(tok_));
       diag_.note(open.loc, "kernel " + quote(kernel.name) + " opened here");
+      kernel.syntaxErrors = true;
       module.kernels.push_back(std::move(kernel));
       return tok_.is(TokenKind::KwKernel);
     }
     parseItem(kernel);
   }
   advance(); // '}'
+  kernel.syntaxErrors = diag_.errorCount() != errorsBefore;
   module.kernels.push_back(std::move(kernel));
   return true;
 }

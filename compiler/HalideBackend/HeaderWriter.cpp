@@ -146,7 +146,8 @@ std::string writeHeader(const std::vector<const AttentionConfig *> &configs,
   os << "struct halide_buffer_t;\nstruct halide_filter_metadata_t;\n\n";
   for (const AttentionConfig *config : configs)
     writeKernel(os, *config);
-  os << "/* The kernels of this artifact, NULL-terminated. */\n";
+  os << "/* The kernels of this artifact, NULL-terminated (for libattnrt; a program\n"
+        " * linking objects of several attnc runs keeps one of their lists). */\n";
   os << "extern const char *const attnc_kernels[];\n\n";
   os << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n";
   os << "#endif /* " << guard << " */\n";

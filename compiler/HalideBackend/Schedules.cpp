@@ -1,11 +1,13 @@
 //===- Schedules.cpp - The schedules of the attention algorithm --------===//
 //
 // Three named policies over the Funcs of AttentionAlgorithm.h. `tuned`:
-// (b, h, query tile) in parallel; per key block a Q.K^T micro-kernel of
-// 2 vectors of queries x 8 keys, the block's max / exp / sum vectorized over
-// queries, and a P.V micro-kernel of a few rows x Dv; key blocks that no query
-// of the tile sees are skipped by the RDom predicate. `simple` and `auto`
-// are for debugging and comparison.
+// (b, h, query tile) in one parallel loop with the tile's softmax state inside
+// it; per key block a Q.K^T micro-kernel of 2 vectors of queries x 8 keys, the
+// block's max / exp / sum vectorized over queries, and a P.V micro-kernel of a
+// few rows x Dv; key blocks no query of the tile sees are skipped by the RDom
+// predicate. Decode (few rows) vectorizes the dot product along d and runs the
+// key chunks in parallel; projections are register-blocked matrix products.
+// `simple` and `auto` are for debugging and comparison.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/Schedules.h"
@@ -125,20 +127,47 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
   int dVectors = (Dv + vec - 1) / vec;
   int pvRows = divisorAtMost(TQ, std::max(1, 16 / dVectors));
   Var io("io"), iu("iu"), dO("dO"), dI("dI"), t1("t1"), task("task");
-  f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
-  f.state.update()
-      .split(ii, io, iu, pvRows)
-      .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
-      .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
-      .vectorize(dI)
-      .unroll(dO)
-      .unroll(iu)
-      .fuse(f.s, h, t1)
-      .fuse(t1, b, task)
-      .parallel(task)
-      .parallel(qt);
-  notes.push_back("softmax_state: compute_root; update loops (b, h, s) fused parallel > qt parallel > rk > ii/" +
-                  std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
+  // With `out` as the only output, one query tile of one head per task of
+  // out's parallel loop, and that tile's state computed inside it: one
+  // parallel loop in all and no root-level state (small problems are
+  // dominated by thread wake-ups and passes over root buffers otherwise).
+  const bool stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
+                              f.out.dimensions() == 4;
+  if (stateInOutTile) {
+    Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
+    f.out.split(i, oi, oii, TQ, TailStrategy::GuardWithIf)
+        .reorder(d, oii, oi, h, b)
+        .vectorize(d, vec, TailStrategy::GuardWithIf)
+        .fuse(oi, h, ot) // tiles of one head next to each other: both threads share its K/V
+        .fuse(ot, b, oTask)
+        .parallel(oTask);
+    f.state.compute_at(f.out, oTask).vectorize(d, vec, TailStrategy::GuardWithIf);
+    f.state.update()
+        .split(ii, io, iu, pvRows)
+        .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
+        .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
+        .vectorize(dI)
+        .unroll(dO)
+        .unroll(iu);
+    notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
+                    " rows) fused parallel; softmax_state computed per tile inside");
+  } else {
+    f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    f.state.update()
+        .split(ii, io, iu, pvRows)
+        .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
+        .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
+        .vectorize(dI)
+        .unroll(dO)
+        .unroll(iu)
+        .fuse(f.s, h, t1)
+        .fuse(t1, b, task)
+        .parallel(task)
+        .parallel(qt);
+  }
+  notes.push_back(std::string("softmax_state: ") +
+                  (stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
+                  " > rk > ii/" + std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
                   std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
                   " query head(s) per K/V block");
   if (f.splits > 1) {
@@ -243,8 +272,10 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
                   "(tile " + std::to_string(TQ) + " queries x " + std::to_string(BK) + " keys)");
 
   for (Func out : f.outputs)
-    scheduleOutput(out, vec);
-  notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");
+    if (!(stateInOutTile && out.name() == f.out.name()))
+      scheduleOutput(out, vec);
+  if (!stateInOutTile)
+    notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");
 }
 
 void scheduleSimple(AlgorithmFuncs &f, const Target &) {

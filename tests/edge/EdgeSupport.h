@@ -14,6 +14,17 @@
 #include <string>
 #include <vector>
 
+// Defined in AddressSanitizer builds (clang and gcc spell it differently),
+// where RLIMIT_AS and resident-memory checks do not apply.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATTNC_EDGE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ATTNC_EDGE_ASAN 1
+#endif
+
 namespace attnc::edge {
 
 /// The library compiled from edge.attn, opened once per process.

@@ -69,12 +69,12 @@ TEST(ExtremeValues, LargeScoresAcrossKeyBlocks) {
 TEST(ExtremeValues, DenormalInputs) {
   const float tiny = std::numeric_limits<float>::denorm_min() * 1000; // ~1.4e-42
   Problem p;
-  p.B = 1, p.H = 2, p.G = 1, p.Lq = 5, p.Lk = 7, p.D = 4, p.Dv = 4, p.scale = 0.5;
+  p.B = 1, p.H = 4, p.G = 2, p.Lq = 5, p.Lk = 7, p.D = 4, p.Dv = 4, p.scale = 0.5;
   p.causal = true;
   p.validLen = {7};
   p.q = uniform(size_t(p.H) * p.Lq * p.D, 50);
-  p.k = uniform(size_t(p.Lk) * p.D, 51);
-  p.v = uniform(size_t(p.Lk) * p.Dv, 52);
+  p.k = uniform(size_t(p.G) * p.Lk * p.D, 51);
+  p.v = uniform(size_t(p.G) * p.Lk * p.Dv, 52);
   for (float &x : p.q)
     x *= tiny; // denormal queries: every score is 0 or denormal
   for (size_t x = 0; x < p.v.size(); x += 2)

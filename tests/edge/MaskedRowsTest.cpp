@@ -20,7 +20,7 @@ namespace {
 
 Problem maskedProblem(int B, int Lq, int Lk, std::vector<int32_t> validLen) {
   Problem p;
-  p.B = B, p.H = 2, p.G = 1, p.Lq = Lq, p.Lk = Lk, p.D = 4, p.Dv = 4;
+  p.B = B, p.H = 4, p.G = 2, p.Lq = Lq, p.Lk = Lk, p.D = 4, p.Dv = 4;
   p.scale = 0.5; // scaled_dot: 1 / sqrt(4)
   p.causal = true;
   p.validLen = std::move(validLen);

@@ -45,17 +45,17 @@ TEST(TinySizes, DimensionOneWithManyKeysAndQueries) {
 TEST(TinySizes, OneKeyUnderCausalMaskIsSeenOnlyByTheLastQuery) {
   // masked kernel: Lk = 1, Lq = 6 -> ip = i - 5, only row 5 sees key 0.
   Problem p;
-  p.B = 1, p.H = 2, p.G = 1, p.Lq = 6, p.Lk = 1, p.D = 4, p.Dv = 4, p.scale = 0.5;
+  p.B = 1, p.H = 4, p.G = 2, p.Lq = 6, p.Lk = 1, p.D = 4, p.Dv = 4, p.scale = 0.5;
   p.causal = true;
   p.validLen = {1};
   p.q = uniform(size_t(p.H) * p.Lq * p.D, 20);
-  p.k = uniform(size_t(p.D), 21);
-  p.v = uniform(size_t(p.Dv), 22);
+  p.k = uniform(size_t(p.G) * p.D, 21);
+  p.v = uniform(size_t(p.G) * p.Dv, 22);
   Result r = run(edgeKernel("masked"), p, true);
   expectMatchesReference(p, r);
   for (int h = 0; h < p.H; ++h)
     for (int c = 0; c < p.Dv; ++c)
-      EXPECT_EQ(r.out[(size_t(h) * p.Lq + 5) * p.Dv + c], p.v[size_t(c)]);
+      EXPECT_EQ(r.out[(size_t(h) * p.Lq + 5) * p.Dv + c], p.v[size_t(h / 2) * p.Dv + c]);
 }
 
 TEST(TinySizes, OneQueryDecodesAgainstEachKeyCount) {

@@ -22,3 +22,21 @@ ATTNC_CACHE_DIR="$tmp/cache" "$tmp/app/jit_app" "$here/../../examples/i_am_good/
 ldd "$tmp"/cache/attnc-*.so >"$tmp/ldd-cached"
 grep -q "libattnc_halide_runtime.so => $tmp/prefix/" "$tmp/ldd-cached" ||
   { echo "the cached library does not use the installed shared Halide runtime" >&2; exit 1; }
+# pkg-config: the same app built by hand from the relocated prefix's attnrt.pc,
+# and the lit example's two --no-runtime objects linked to the shared runtime
+# through attnc_halide_runtime.pc.
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+cc "$here/jit_app.c" -o "$tmp/jit_app_pc" $(pkg-config --cflags --libs attnrt) -lm
+ATTNC_CACHE_DIR="$tmp/cache" "$tmp/jit_app_pc" "$here/../../examples/i_am_good/i_am_good.attn" >/dev/null
+"$tmp/prefix/bin/attnc" "$here/../../examples/i_am_good/i_am_good.attn" --no-runtime -o "$tmp/k.o"
+cat >"$tmp/k_app.c" <<'C'
+#include "k.h"
+int main(void) {
+  const float x[9] = {1, 3, 2, 1, 1, 3, 1, 2, 1};
+  float out[9];
+  return i_am_good_run(x, x, x, out, 1, 3, 3) || out[1] < 2.95f || out[1] > 2.96f;
+}
+C
+cc -I "$tmp" "$tmp/k_app.c" "$tmp/k.o" -o "$tmp/k_app" $(pkg-config --libs attnc_halide_runtime)
+"$tmp/k_app"
+echo "install test: all apps ran"

@@ -237,3 +237,15 @@ TEST(ArgCheck, RankZeroArguments) {
   EXPECT_EQ(call.check(), "");
   EXPECT_EQ(call.tensors[0].rank, 0);
 }
+
+TEST(ArgCheck, FitsHalideBufferForOutputsBeforeAllocation) {
+  ArgSpec weights{"weights", ElemType::F32, true, {{"B", 0}, {"H", 4}, {"Lq", 0}, {"Lk", 0}}};
+  std::string error;
+  EXPECT_TRUE(fitsHalideBuffer(weights, {1, 4, 1000, 1000}, error)) << error;
+  EXPECT_FALSE(fitsHalideBuffer(weights, {1, 4, 65536, 65536}, error));
+  EXPECT_EQ(error, "argument 'weights': shape [1, 4, 65536, 65536] has more than 2147483647 "
+                   "elements, the limit of a Halide buffer");
+  EXPECT_FALSE(fitsHalideBuffer(weights, {1, 4, int64_t(1) << 31, 1}, error));
+  EXPECT_EQ(error, "argument 'weights': dimension 2 (Lq) is 2147483648, above the 2147483647 "
+                   "limit of a Halide buffer dimension");
+}

@@ -183,27 +183,48 @@ TEST_F(E2E, HalideRuntimeErrorsAreRoutedToTheCaller) {
   EXPECT_LE(ok.maxError(false), 1e-4);
 }
 
-// One kernel run from several threads at once on their own tensors.
+// One kernel run from 8 threads at once on their own tensors: every result
+// is within the float64 bound and equal, bit for bit, to the same problem
+// run alone.
 TEST_F(E2E, ConcurrentRunsOfOneKernel) {
   attn::Kernel k = lib->kernel("gqa_causal");
-  std::vector<double> worst(4, 0.0);
+  auto makeProblem = [](int t, int r) {
+    Problem p(1 + t % 2, 4, 2, 3 + t, 5 + r * 7, 16, 8, unsigned(t * 31 + r));
+    p.causal = true;
+    return p;
+  };
+  auto run = [&](Problem &p) {
+    k.run({{p.q.data(), p.qShape()},
+           {p.k.data(), p.kShape()},
+           {p.v.data(), p.vShape()},
+           {p.out.data(), p.outShape()}});
+  };
+  constexpr int kThreads = 8, kRounds = 10;
+  std::vector<std::vector<std::vector<float>>> alone(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    for (int r = 0; r < kRounds; ++r) {
+      Problem p = makeProblem(t, r);
+      run(p);
+      alone[size_t(t)].push_back(p.out);
+    }
+  std::vector<double> worst(kThreads, 0.0);
+  std::vector<int> differ(kThreads, 0);
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
+  for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      for (int r = 0; r < 10; ++r) {
-        Problem p(1 + t % 2, 4, 2, 3 + t, 5 + r, 16, 8, unsigned(t * 31 + r));
-        p.causal = true;
-        k.run({{p.q.data(), p.qShape()},
-               {p.k.data(), p.kShape()},
-               {p.v.data(), p.vShape()},
-               {p.out.data(), p.outShape()}});
+      for (int r = 0; r < kRounds; ++r) {
+        Problem p = makeProblem(t, r);
+        run(p);
         worst[size_t(t)] = std::max(worst[size_t(t)], p.maxError(false));
+        differ[size_t(t)] += p.out != alone[size_t(t)][size_t(r)];
       }
     });
   for (std::thread &th : threads)
     th.join();
-  for (double w : worst)
-    EXPECT_LE(w, 1e-4);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_LE(worst[size_t(t)], 1e-4) << "thread " << t;
+    EXPECT_EQ(differ[size_t(t)], 0) << "thread " << t;
+  }
 }
 
 // Extents and element counts beyond what a halide_buffer_t can describe

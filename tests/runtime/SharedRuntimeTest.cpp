@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <HalideRuntime.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -136,4 +137,38 @@ TEST_F(SharedRuntime, EightThreadsRunKernelsOfBothLibrariesConcurrently) {
     th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// libattnrt's error handler sits in the shared runtime, which an app's own
+// kernels (attnc_add_kernel) use too: an error from a kernel the app calls
+// directly, outside attn_kernel_run, still reaches stderr as Halide's
+// default handler would print it.
+TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
+  using TiedFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
+                         halide_buffer_t *);
+  auto tied = reinterpret_cast<TiedFn>(dlsym(firstHandle, "tied"));
+  ASSERT_NE(tied, nullptr);
+  // q, out: [1, 1, 3, 4]; k, v: [1, 1, 2, 4], but the kernel ties Lk to Lq.
+  std::vector<float> q(12, 0.5f), k(8, 0.5f), v(8, 0.5f), out(12);
+  auto buffer = [](std::vector<float> &data, int32_t rows, halide_dimension_t *dims) {
+    dims[0] = halide_dimension_t(0, 4, 1);
+    dims[1] = halide_dimension_t(0, rows, 4);
+    dims[2] = halide_dimension_t(0, 1, 4 * rows);
+    dims[3] = halide_dimension_t(0, 1, 4 * rows);
+    halide_buffer_t b = {};
+    b.host = reinterpret_cast<uint8_t *>(data.data());
+    b.type = halide_type_t(halide_type_float, 32);
+    b.dimensions = 4;
+    b.dim = dims;
+    return b;
+  };
+  halide_dimension_t dq[4], dk[4], dv[4], dout[4];
+  halide_buffer_t bq = buffer(q, 3, dq), bk = buffer(k, 2, dk), bv = buffer(v, 2, dv),
+                  bout = buffer(out, 3, dout);
+  testing::internal::CaptureStderr();
+  int code = tied(&bq, &bk, &bv, &bout);
+  std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_NE(code, 0);
+  EXPECT_EQ(printed, "Input buffer k is accessed at 2, which is beyond the max (1) in "
+                     "dimension 1\n");
 }

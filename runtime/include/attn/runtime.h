@@ -174,8 +174,10 @@ ATTN_API attn_status attn_kernel_size(const attn_kernel *kernel,
 /* The shape of argument `index` (typically an output) implied by the input
  * tensors of `args` (outputs in `args` are ignored and may be zeroed):
  * fixed sizes and sizes named by some input. Writes rank values into
- * `shape`. Fails when the inputs do not check or a size is not given by any
- * input. Lets callers allocate outputs before attn_kernel_run. */
+ * `shape`. Fails when the inputs do not check, a size is not given by any
+ * input, or the shape is beyond a Halide buffer's limits (int32 extents, at
+ * most 2^31 - 1 elements), so nothing that large is allocated in vain. Lets
+ * callers allocate outputs before attn_kernel_run. */
 ATTN_API attn_status attn_kernel_output_shape(const attn_kernel *kernel,
                                               const attn_tensor *args,
                                               size_t nargs, size_t index,
