@@ -8,6 +8,8 @@
 // into place, so no reader ever sees half a library; a per-key lock file
 // (flock) lets a second process wait for the first instead of compiling the
 // same key again. Without working locks, rename alone still keeps it safe.
+// The lock holder also removes temporary files of its key that a killed
+// compile left behind.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Jit.h"
@@ -19,6 +21,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SHA256.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -115,10 +118,15 @@ class FileLock {
 public:
   explicit FileLock(const std::string &path) {
     fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0)
-      while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-      }
+    if (fd_ < 0)
+      return;
+    int rc;
+    while ((rc = flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    locked_ = rc == 0;
   }
+  /// True when this process holds the key: no one else is writing it.
+  bool locked() const { return locked_; }
   ~FileLock() {
     if (fd_ >= 0)
       close(fd_); // releases the lock
@@ -128,7 +136,24 @@ public:
 
 private:
   int fd_ = -1;
+  bool locked_ = false;
 };
+
+/// Removes the temporary files of `key` left by compiles that died (killed
+/// or crashed) before their rename; only called while holding the key's
+/// lock, when no live process can be writing one.
+void removeOrphans(const std::string &dir, const std::string &key) {
+  std::string prefix = ".attnc-" + key + "-";
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return;
+  while (dirent *entry = readdir(d)) {
+    std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) == 0)
+      std::remove((dir + "/" + name).c_str());
+  }
+  closedir(d);
+}
 
 /// Halide and LLVM keep global state; one compile at a time per process.
 std::mutex compileMutex;
@@ -205,6 +230,8 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     result.fromCache = true;
     return ATTN_OK;
   }
+  if (lock.locked())
+    removeOrphans(dir, result.key);
 
   std::string pattern = dir + "/.attnc-" + result.key + "-XXXXXX.so";
   std::vector<char> temp(pattern.begin(), pattern.end());

@@ -66,15 +66,23 @@ void scheduleProjection(Func p, int vec) {
   order.push_back(rowO);
   for (size_t k = 2; k < args.size(); ++k)
     order.push_back(args[k]);
-  p.update()
-      .split(row, rowO, rowI, 4, TailStrategy::GuardWithIf)
+  Stage stage = p.update();
+  stage.split(row, rowO, rowI, 4, TailStrategy::GuardWithIf)
       .split(c, cO, c, 4 * vec, TailStrategy::GuardWithIf)
       .split(c, cM, cI, vec, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(cI)
       .unroll(cM)
-      .unroll(rowI)
-      .parallel(rowO);
+      .unroll(rowI);
+  // One parallel loop over row tiles x the outer dimensions (heads, batch):
+  // a parallel loop per head or batch row would wake the threads each time.
+  VarOrRVar tasks = rowO;
+  for (size_t k = 2; k < args.size(); ++k) {
+    Var fused("task" + std::to_string(k));
+    stage.fuse(tasks, args[k], fused);
+    tasks = fused;
+  }
+  stage.parallel(tasks);
 }
 
 /// Root-level precomputations: projections as register-blocked matrix

@@ -193,6 +193,20 @@ TEST_F(Jit, BadOptionsAndSourceAreMessages) {
   EXPECT_EQ(lib, nullptr);
 }
 
+TEST_F(Jit, TemporaryFilesOfDeadCompilesAreRemoved) {
+  std::string path = attn::Library::compile(kSource).path();
+  // attnc-KEY.so -> the temporary name a killed compile of KEY leaves.
+  std::string key = path.substr(cache.size() + 7, path.size() - cache.size() - 10);
+  std::string orphan = cache + "/.attnc-" + key + "-Ab12Cd.so";
+  { std::ofstream(orphan) << "half a library"; }
+  std::remove(path.c_str());
+  attn::Library lib = attn::Library::compile(kSource);
+  EXPECT_FALSE(lib.fromCache());
+  EXPECT_LE(runMha(lib), 1e-4);
+  std::vector<std::string> names = listDirectory(cache);
+  EXPECT_EQ(names, (std::vector<std::string>{"attnc-" + key + ".lock", "attnc-" + key + ".so"}));
+}
+
 TEST(JitCacheDirectory, FollowsTheEnvironment) {
   auto dir = [] {
     char buffer[512];
