@@ -68,7 +68,9 @@ const attn_library *library() {
   static attn_library *lib = [] {
     attn_library *l = nullptr;
     char err[1024];
-    if (attn_library_open(ATTN_FUZZ_KERNEL_LIB, &l, err, sizeof err) != ATTN_OK) {
+    // $ATTN_FUZZ_KERNEL_LIB overrides the built-in path (e.g. other targets).
+    const char *path = std::getenv("ATTN_FUZZ_KERNEL_LIB");
+    if (attn_library_open(path ? path : ATTN_FUZZ_KERNEL_LIB, &l, err, sizeof err) != ATTN_OK) {
       std::fprintf(stderr, "argcheck_fuzzer: %s\n", err);
       std::abort();
     }
