@@ -1,11 +1,14 @@
 //===- CommandLine.cpp - attnc's options, parsed once for every caller ----===//
 //
 // Accepts `--name=value` and `--name value`, `-DFIELD=V` and `-D FIELD=V`.
-// Checks only the form of each option; what a kernel name or a field value
+// Checks the form of each option, Halide target strings, and that a shared
+// library is asked for the host only; what a kernel name or a field value
 // means is the frontend's business, reported with its own diagnostics.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/CommandLine.h"
+
+#include <Halide.h>
 
 #include <cstring>
 
@@ -65,6 +68,26 @@ bool optionValue(const std::vector<std::string> &args, size_t &i, const char *na
   return false;
 }
 
+bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// `-o x.so` is linked by the host's C compiler, so it cannot be built for
+/// another architecture or OS; objects and static libraries can.
+bool checkSharedLibraryTarget(const CompileOptions &options, std::string &error) {
+  const std::string &target = options.backend.target;
+  if (options.emit != EmitStage::None || !endsWith(options.outputFile, ".so") ||
+      target.empty() || target == "host")
+    return true;
+  Halide::Target wanted(target), host = Halide::get_host_target();
+  if (wanted.arch == host.arch && wanted.bits == host.bits && wanted.os == host.os)
+    return true;
+  error = "shared libraries are linked for the host target only; use -o FILE.o or -o FILE.a "
+          "with --target=" + target;
+  return false;
+}
+
 } // namespace
 
 bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
@@ -95,6 +118,12 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
     } else if (optionValue(args, i, "--kernel", value)) {
       options.frontend.kernels.push_back(value);
     } else if (optionValue(args, i, "--target", value)) {
+      if (value != "host" && !Halide::Target::validate_target_string(value)) {
+        error = "invalid target '" + value +
+                "' for --target; expected a Halide target string such as 'host', "
+                "'x86-64-linux-avx2' or 'arm-64-linux'";
+        return false;
+      }
       options.backend.target = value;
     } else if (optionValue(args, i, "--schedule", value)) {
       if (!parseSchedule(value, options.backend.schedule)) {
@@ -119,7 +148,7 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
       return false;
     }
   }
-  return true;
+  return checkSharedLibraryTarget(options, error);
 }
 
 bool splitOptionString(const std::string &text, std::vector<std::string> &words,

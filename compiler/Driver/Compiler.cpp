@@ -2,8 +2,9 @@
 //
 // Frontend -> MLIRGen -> pass pipeline -> convert-attn-to-halide -> Halide
 // back end, stopping at the requested stage. Every failure becomes a message
-// and an exit code: input errors are 1; MLIR or Halide failures on valid
-// input are internal errors (3) with a request to report them.
+// and an exit code: input errors are 1; an output that cannot be written is
+// a command-line error (2); MLIR or Halide failures on valid input are
+// internal errors (3) with a request to report them.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/Compiler.h"
@@ -21,6 +22,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -61,7 +64,8 @@ std::string headerPathFor(const std::string &path) {
   return path.substr(0, dot) + ".h";
 }
 
-/// Writes text to -o FILE or stdout.
+/// Writes text to -o FILE or stdout; an unwritable -o FILE is a
+/// command-line error.
 bool writeText(const std::string &text, const std::string &path, std::ostream &errs) {
   if (path.empty() || path == "-") {
     std::cout << text;
@@ -70,7 +74,7 @@ bool writeText(const std::string &text, const std::string &path, std::ostream &e
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) {
-    errs << "attnc: error: cannot write '" << path << "'\n";
+    errs << "attnc: error: cannot write '" << path << "': " << std::strerror(errno) << "\n";
     return false;
   }
   return true;
@@ -88,7 +92,8 @@ public:
     if (options.emit == EmitStage::Tokens) {
       std::ostringstream os;
       bool ok = dumpTokens(diag, os);
-      writeText(os.str(), options.outputFile, errs);
+      if (!writeText(os.str(), options.outputFile, errs))
+        return UsageError;
       return ok ? Success : InputError;
     }
     std::optional<ModuleAST> ast = parseModule(diag);
@@ -100,7 +105,7 @@ public:
     if (options.emit == EmitStage::AST) {
       std::ostringstream os;
       dumpAST(*ast, specs, os);
-      return writeText(os.str(), options.outputFile, errs) ? Success : InputError;
+      return writeText(os.str(), options.outputFile, errs) ? Success : UsageError;
     }
     return lowerToMLIR(specs);
   }
@@ -165,7 +170,7 @@ private:
     llvm::raw_string_ostream os(text);
     module.print(os);
     os << "\n";
-    return writeText(os.str(), options.outputFile, errs) ? Success : InputError;
+    return writeText(os.str(), options.outputFile, errs) ? Success : UsageError;
   }
 
   ExitCode emitBackend(const std::vector<halide_backend::AttentionConfig> &configs) {
@@ -208,8 +213,20 @@ private:
                   const std::string &path) {
     try {
       halide_backend::emitArtifact(configs, backend, artifact, path);
-    } catch (const halide_backend::BackendError &e) {
+    } catch (const halide_backend::CommandLineError &e) {
       errs << "attnc: error: " << e.what() << "\n";
+      return UsageError;
+    } catch (const halide_backend::BackendError &e) {
+      // Valid input the back end failed on (a Halide compile error, an
+      // invalid LLVM module, a failed link) is a bug of attnc.
+      std::string message = e.what();
+      const std::string prefix = "internal error: ";
+      if (message.compare(0, prefix.size(), prefix) == 0)
+        message = message.substr(prefix.size());
+      while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+        message.pop_back();
+      errs << "attnc: internal error: " << message
+           << "\nPlease report this with the input file and command line.\n";
       return InternalError;
     } catch (const std::exception &e) {
       errs << "attnc: internal error: " << e.what()

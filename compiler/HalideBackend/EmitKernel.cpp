@@ -29,6 +29,7 @@
 #include <set>
 #include <spawn.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,14 +83,14 @@ void writeOutput(const std::string &path, const std::string &data) {
   if (path == "-") {
     if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() ||
         std::fflush(stdout) != 0)
-      throw BackendError("cannot write to standard output");
+      throw CommandLineError("cannot write to standard output");
     return;
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out)
     out.write(data.data(), (std::streamsize)data.size());
   if (!out)
-    throw BackendError("cannot write '" + path + "': " + std::strerror(errno));
+    throw CommandLineError("cannot write '" + path + "': " + std::strerror(errno));
 }
 
 std::string readFile(const std::string &path) {
@@ -133,6 +134,25 @@ void runTool(const std::vector<std::string> &argv, const std::string &what) {
                                           : std::string("killed by a signal")) +
                        ") while trying to " + what);
   }
+}
+
+/// Fails early, before minutes of compiling, when `path` cannot be created:
+/// its folder is missing or is not a folder, or `path` is a folder.
+void checkWritable(const std::string &path) {
+  if (path == "-")
+    return;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw CommandLineError("cannot write '" + path + "': it is a directory");
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return;
+  std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  if (stat(dir.c_str(), &st) != 0)
+    throw CommandLineError("cannot write '" + path + "': the directory '" + dir +
+                           "' does not exist");
+  if (!S_ISDIR(st.st_mode))
+    throw CommandLineError("cannot write '" + path + "': '" + dir + "' is not a directory");
 }
 
 struct CompiledKernels {
@@ -186,9 +206,10 @@ std::string objectCode(llvm::Module &module) {
 void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
           Artifact artifact, const std::string &path) {
   if (path.empty())
-    throw BackendError("no output path given");
+    throw CommandLineError("no output path given");
   if (path == "-" && !isText(artifact))
-    throw BackendError("a binary artifact cannot be written to standard output; use -o FILE");
+    throw CommandLineError("a binary artifact cannot be written to standard output; use -o FILE");
+  checkWritable(path);
   // A shared library linked against the shared runtime carries none itself.
   bool linkSharedRuntime = artifact == Artifact::SharedLibrary && !options.sharedRuntime.empty();
   Target target = parseTarget(options.target, options.withRuntime && !linkSharedRuntime);
@@ -286,7 +307,7 @@ Target parseTarget(const std::string &text, bool withRuntime) {
     target = get_host_target();
   } else {
     if (!Target::validate_target_string(text))
-      throw BackendError("invalid target '" + text +
+      throw CommandLineError("invalid target '" + text +
                          "': expected a Halide target string such as 'host', "
                          "'x86-64-linux-avx2' or 'arm-64-linux'");
     target = Target(text);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HeaderWriter.h"
+#include "compiler/Frontend/ASTDump.h"
 
 #include <cctype>
 #include <sstream>
@@ -39,6 +40,70 @@ std::string sizeText(const SizeSpec &size, const char *tiedTo = nullptr) {
   return "dynamic";
 }
 
+/// Binding strength of a binary operator, loosest first, as the parser
+/// groups them (or < and < comparisons < + - < * / %).
+int precedence(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Or: return 1;
+  case BinaryOp::And: return 2;
+  case BinaryOp::Add:
+  case BinaryOp::Sub: return 4;
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Mod: return 5;
+  default: return 3; // comparisons
+  }
+}
+
+/// A custom expression as .attn source text, parenthesized only where the
+/// grouping needs it, so the header states what the kernel computes.
+std::string exprText(const Expr &e, int outer = 0);
+
+/// One operand; a keyword argument (`hidden = 128`) keeps its keyword.
+std::string operandText(const Expr &e) {
+  return e.argName.empty() ? exprText(e) : e.argName + " = " + exprText(e);
+}
+
+std::string exprText(const Expr &e, int outer) {
+  std::string text;
+  auto list = [&](const char *open, const char *close) {
+    text += open;
+    for (size_t i = 0; i < e.operands.size(); ++i)
+      text += (i ? ", " : "") + operandText(*e.operands[i]);
+    text += close;
+  };
+  switch (e.kind) {
+  case ExprKind::IntLit: return std::to_string(e.intValue);
+  case ExprKind::FloatLit: return formatDouble(e.floatValue);
+  case ExprKind::BoolLit: return e.boolValue ? "true" : "false";
+  case ExprKind::Name: return e.name;
+  case ExprKind::Index:
+    text = e.name;
+    list("[", "]");
+    return text;
+  case ExprKind::Call:
+    text = e.name;
+    list("(", ")");
+    return text;
+  case ExprKind::Unary:
+    text = std::string(toString(e.unaryOp)) + (e.unaryOp == UnaryOp::Not ? " " : "") +
+           exprText(*e.operands[0], 6);
+    return outer > 6 ? "(" + text + ")" : text;
+  case ExprKind::Binary: {
+    int p = precedence(e.binaryOp);
+    // Left-associative: the right operand binds one level tighter.
+    text = exprText(*e.operands[0], p) + " " + toString(e.binaryOp) + " " +
+           exprText(*e.operands[1], p + 1);
+    return p < outer ? "(" + text + ")" : text;
+  }
+  }
+  return "?";
+}
+
+std::string customText(const char *kind, const SharedExpr &expr) {
+  return expr ? exprText(*expr) : kind;
+}
+
 std::string masksText(const KernelSpec &spec) {
   if (spec.masks.empty())
     return "none";
@@ -46,11 +111,29 @@ std::string masksText(const KernelSpec &spec) {
   for (const MaskTerm &m : spec.masks) {
     if (!text.empty())
       text += " & ";
+    if (m.kind == MaskKind::Custom && m.expr) {
+      // `and`/`or` bind looser than `&` would suggest to a reader.
+      std::string e = exprText(*m.expr);
+      text += spec.masks.size() > 1 && m.expr->kind == ExprKind::Binary &&
+                      precedence(m.expr->binaryOp) < 3
+                  ? "(" + e + ")"
+                  : e;
+      continue;
+    }
     text += toString(m.kind);
     if (m.kind == MaskKind::Window)
       text += "(" + std::to_string(m.window) + ")";
   }
   return text;
+}
+
+std::string dimsText(const InputAST &input) {
+  std::string text = std::string(toString(input.type)) + "[";
+  for (size_t i = 0; i < input.dims.size(); ++i) {
+    const DimAST &d = input.dims[i];
+    text += (i ? ", " : "") + (d.sizeName.empty() ? std::to_string(d.value) : d.sizeName);
+  }
+  return text + "]";
 }
 
 std::string outputsText(const KernelSpec &spec) {
@@ -81,17 +164,25 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
      << ", value_dim = " << spec.valueDim << "\n";
   os << " *   batch = " << sizeText(spec.batch) << ", seq_q = " << sizeText(spec.seqQ)
      << ", seq_k = " << sizeText(spec.seqK) << "\n";
-  os << " *   score = " << toString(spec.score);
+  os << " *   score = "
+     << (spec.score == ScoreKind::Custom ? customText("custom", spec.scoreExpr)
+                                         : toString(spec.score));
   if (spec.score == ScoreKind::Additive)
     os << "(hidden = " << spec.additiveHidden << ")";
   os << ", scale = " << config.scale;
   if (spec.softcap)
     os << ", softcap = " << *spec.softcap;
-  os << ", bias = " << toString(spec.bias) << ", mask = " << masksText(spec) << "\n";
+  os << "\n *   bias = "
+     << (spec.bias == BiasKind::Custom ? customText("custom", spec.biasExpr) : toString(spec.bias))
+     << "\n *   mask = " << masksText(spec) << "\n";
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
-    os << ", model_dim = " << spec.modelDim << ", proj_bias = " << (spec.projBias ? "true" : "false");
-  os << ", layout = " << toString(spec.layout) << ", outputs = " << outputsText(spec) << "\n";
+    os << ", model_dim = " << spec.modelDim << ", proj_bias = " << (spec.projBias ? "true" : "false")
+       << ", positional = " << (spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
+  os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
+     << "\n";
+  for (const InputAST &input : spec.inputs)
+    os << " *   input " << input.name << " : " << dimsText(input) << "\n";
   os << " *\n * Arguments (dense, row-major, last dimension contiguous):\n";
   for (const ArgSpec &arg : config.arguments)
     os << " *   " << (arg.isOutput ? "out " : "in  ") << arg.name << " : " << formatShape(arg)

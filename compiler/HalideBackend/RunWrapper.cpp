@@ -11,6 +11,7 @@
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/BackendError.h"
 
+#include <llvm/ADT/Triple.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
@@ -237,14 +238,19 @@ void addRunWrappers(llvm::Module &module, const std::vector<const AttentionConfi
   auto *i8p = llvm::Type::getInt8Ty(ctx)->getPointerTo();
   names.push_back(llvm::ConstantPointerNull::get(i8p));
   auto *arrT = llvm::ArrayType::get(i8p, names.size());
-  // In a COMDAT group of its own: objects from several attnc runs
-  // (--no-runtime + --emit=runtime) link into one app, the linker keeping
-  // one list instead of reporting a duplicate. The list serves libattnrt,
-  // which loads libraries made by one attnc run (`-o x.so`), where it is
-  // unique.
-  auto *list = new llvm::GlobalVariable(module, arrT, true, llvm::GlobalValue::ExternalLinkage,
-                                        llvm::ConstantArray::get(arrT, names), "attnc_kernels");
-  list->setComdat(module.getOrInsertComdat("attnc_kernels"));
+  // Objects from several attnc runs (--no-runtime + --emit=runtime) link
+  // into one app, so the linker must keep one list instead of reporting a
+  // duplicate: a COMDAT group of its own where the object format has them
+  // (ELF, COFF, Wasm), a weak definition elsewhere (MachO, where LLVM aborts
+  // on a COMDAT). The list serves libattnrt, which loads libraries made by
+  // one attnc run (`-o x.so`), where it is unique.
+  bool comdat = llvm::Triple(module.getTargetTriple()).supportsCOMDAT();
+  auto *list = new llvm::GlobalVariable(
+      module, arrT, true,
+      comdat ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::WeakAnyLinkage,
+      llvm::ConstantArray::get(arrT, names), "attnc_kernels");
+  if (comdat)
+    list->setComdat(module.getOrInsertComdat("attnc_kernels"));
 }
 
 } // namespace attnc::halide_backend

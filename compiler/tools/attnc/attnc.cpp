@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/stat.h>
 
 using namespace attnc;
 
@@ -53,6 +54,13 @@ int main(int argc, char **argv) {
     source = ss.str();
     options.inputFile = "<stdin>";
   } else {
+    // An ifstream opens a directory and reads nothing from it, which would
+    // pass for an empty file ("no kernel in the file").
+    struct stat st;
+    if (stat(options.inputFile.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      std::cerr << "attnc: error: cannot read '" << options.inputFile << "': it is a directory\n";
+      return InputError;
+    }
     std::ifstream in(options.inputFile, std::ios::binary);
     if (!in) {
       std::cerr << "attnc: error: cannot open '" << options.inputFile << "'\n";
