@@ -326,26 +326,43 @@ private:
     env.D = f.D;
     env.Dv = f.Dv;
     for (const InputAST &input : spec.inputs) {
-      ImageParam p = param(input.name);
-      const ArgSpec &arg = *argByName.at(input.name);
-      size_t rank = arg.shape.size();
-      std::vector<Var> vars;
-      std::vector<Expr> extents(rank), access(rank);
-      for (size_t k = 0; k < rank; ++k) {
-        vars.push_back(Var("x" + std::to_string(k)));
-        extents[k] = p.dim(hdim(rank, k)).extent();
-      }
-      for (size_t k = 0; k < rank; ++k)
-        access[hdim(rank, k)] = clamp(vars[k], 0, extents[k] - 1);
-      Func clamped = exactFunc(input.name + "_clamped");
-      if (rank == 0)
-        clamped() = p();
-      else
-        clamped(vars) = p(access);
-      env.inputs[input.name] = clamped;
-      env.inputExtents[input.name] = extents;
+      const ClampedInput &c = clampedInput(input.name);
+      env.inputs[input.name] = c.func;
+      env.inputExtents[input.name] = c.extents;
     }
     return env;
+  }
+
+  /// A declared input read through a boundary clamp, with its extents.
+  struct ClampedInput {
+    Func func;
+    std::vector<Expr> extents;
+  };
+  std::map<std::string, ClampedInput> clampedInputs;
+
+  /// Built once per kernel: the blocked scores and the weights output both
+  /// read the inputs, and two Funcs of one name cannot share a pipeline.
+  const ClampedInput &clampedInput(const std::string &name) {
+    auto found = clampedInputs.find(name);
+    if (found != clampedInputs.end())
+      return found->second;
+    ImageParam p = param(name);
+    const ArgSpec &arg = *argByName.at(name);
+    size_t rank = arg.shape.size();
+    std::vector<Var> vars;
+    std::vector<Expr> extents(rank), access(rank);
+    for (size_t k = 0; k < rank; ++k) {
+      vars.push_back(Var("x" + std::to_string(k)));
+      extents[k] = p.dim(hdim(rank, k)).extent();
+    }
+    for (size_t k = 0; k < rank; ++k)
+      access[hdim(rank, k)] = clamp(vars[k], 0, extents[k] - 1);
+    Func clamped = exactFunc(name + "_clamped");
+    if (rank == 0)
+      clamped() = p();
+    else
+      clamped(vars) = p(access);
+    return clampedInputs[name] = ClampedInput{clamped, extents};
   }
 
   MaskParts masksFor(const ExprEnv &env) {
