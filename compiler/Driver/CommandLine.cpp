@@ -18,10 +18,10 @@ const char *commandLineUsage() {
   return R"(usage: attnc FILE.attn [options]
 
   -o FILE               write FILE: kernel.o (object + kernel.h), libk.a (static
-                        library + libk.h), libk.so (shared library + libk.h,
-                        linked to the shared Halide runtime libattnc_halide_runtime
-                        so loaded libraries share one thread pool), or the
-                        printed stage with --emit
+                        library + libk.h), libk.so (shared library + libk.h for
+                        the host only, linked to the shared Halide runtime
+                        libattnc_halide_runtime so loaded libraries share one
+                        thread pool), or the printed stage with --emit
   --emit=STAGE          print one stage: tokens, ast, mlir, mlir-opt, halide,
                         stmt, llvm, asm, header; `--emit=runtime -o rt.o` writes
                         the Halide runtime alone
@@ -120,7 +120,7 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
     } else if (optionValue(args, i, "--target", value)) {
       if (value != "host" && !Halide::Target::validate_target_string(value)) {
         error = "invalid target '" + value +
-                "' for --target; expected a Halide target string such as 'host', "
+                "': expected a Halide target string such as 'host', "
                 "'x86-64-linux-avx2' or 'arm-64-linux'";
         return false;
       }

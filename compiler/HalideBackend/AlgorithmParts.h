@@ -21,8 +21,12 @@ constexpr float kMaskedThreshold = -5e29f;
 
 /// exp with the argument clamped to where fast_exp is accurate.
 Halide::Expr clampedExp(const Halide::Expr &x);
-/// A vectorizable tanh built on fast_exp (abs. error ~1e-7).
+/// A vectorizable tanh: an odd series near 0, fast_exp beyond (relative
+/// error ~1e-6 everywhere, no cancellation near 0).
 Halide::Expr approxTanh(const Halide::Expr &x);
+/// The softcap c * tanh(s / c), accurate for every c in float range
+/// (s itself when s / c underflows).
+Halide::Expr softcapScore(const Halide::Expr &s, float c);
 /// A float -inf that survives constant folding.
 Halide::Expr negInfinity();
 

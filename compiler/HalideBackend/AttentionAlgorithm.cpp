@@ -33,11 +33,34 @@ Expr clampedExp(const Expr &x) {
   return fast_exp(max(x, -80.0f));
 }
 
+/// tanh(x) / x for |x| < kTanhSeriesLimit: the odd series of tanh divided by
+/// x, 1 - x^2/3 + 2x^4/15 - 17x^6/315 (next term 62x^8/2835 < 6e-8 there).
+static Expr tanhOverX(const Expr &x2) {
+  return 1.0f + x2 * (-1.0f / 3.0f + x2 * (2.0f / 15.0f + x2 * (-17.0f / 315.0f)));
+}
+static constexpr float kTanhSeriesLimit = 0.2f;
+
+/// tanh(|x|) for |x| >= kTanhSeriesLimit: (1 - e) / (1 + e) with e = exp(-2|x|)
+/// in (0, 0.67], so 1 - e never cancels badly (the old 1 - 2 / (exp(2x) + 1)
+/// lost every digit near 0); the clamp keeps fast_exp in its accurate range.
+static Expr tanhOfAbs(const Expr &ax) {
+  Expr e = fast_exp(-2.0f * min(ax, 40.0f));
+  return (1.0f - e) / (1.0f + e);
+}
+
 Expr approxTanh(const Expr &x) {
-  // tanh(x) = 1 - 2 / (exp(2x) + 1), with a vectorizable exp; the clamp keeps
-  // exp(2x) finite (tanh is +-1 to float precision there).
-  Expr e = fast_exp(clamp(2.0f * x, -80.0f, 80.0f));
-  return 1.0f - 2.0f / (e + 1.0f);
+  Expr ax = abs(x);
+  Expr large = select(x < 0.0f, -1.0f, 1.0f) * tanhOfAbs(ax);
+  return select(ax < kTanhSeriesLimit, x * tanhOverX(x * x), large);
+}
+
+Expr softcapScore(const Expr &s, float c) {
+  // Small |s / c|: s * (tanh(x) / x), exact even when x = s / c underflows
+  // (c up to FLT_MAX gives back s, never 0 or inf); large: c * tanh(x).
+  Expr x = s / c;
+  Expr ax = abs(x);
+  Expr large = select(s < 0.0f, -c, c) * tanhOfAbs(ax);
+  return select(ax < kTanhSeriesLimit, s * tanhOverX(x * x), large);
 }
 
 Expr negInfinity() {

@@ -14,6 +14,7 @@
 #include "compiler/HalideBackend/BackendError.h"
 
 #include <mutex>
+#include <optional>
 
 using namespace Halide;
 
@@ -121,7 +122,41 @@ void scheduleOutput(Func out, int vec) {
   }
 }
 
-void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
+/// At most this many vectors of values stay in registers per row (16 ymm
+/// registers on AVX2): wider rows are processed in chunks of this many.
+constexpr int kRegisterVectors = 16;
+
+/// Splits d of `stage` into vectors (dI, vectorized) and unrolled vector
+/// indices (dO). Up to kRegisterVectors vectors, dO covers the whole row;
+/// wider rows also get an outer chunk loop (returned, else undefined) so the
+/// unrolled code stays small however large Dv is (a fully unrolled 2^20-wide
+/// row took minutes to compile and overflowed the compiler's stack).
+std::optional<Var> splitValueRegisters(Stage &stage, const Var &d, const Var &dO,
+                                       const Var &dI, int vec, int dVectors) {
+  if (dVectors <= kRegisterVectors) {
+    stage.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).unroll(dO);
+    return std::nullopt;
+  }
+  // Vectors first, then chunks of them: both splits guarded (splitting the
+  // row into chunks first and each chunk into vectors, both with
+  // GuardWithIf, miscompiled rows of 3 chunks or more in Halide 14).
+  Var dC(dO.name() + "_chunk"), dV(dO.name() + "_vectors");
+  stage.split(d, dV, dI, vec, TailStrategy::GuardWithIf)
+      .split(dV, dC, dO, kRegisterVectors, TailStrategy::GuardWithIf)
+      .vectorize(dI)
+      .unroll(dO);
+  return dC;
+}
+
+/// `order` with `chunk` (if any) inserted before position `at`.
+std::vector<VarOrRVar> withChunk(std::vector<VarOrRVar> order, const std::optional<Var> &chunk,
+                                 size_t at) {
+  if (chunk)
+    order.insert(order.begin() + at, *chunk);
+  return order;
+}
+
+void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
   const int vec = target.natural_vector_size<float>();
   const int TQ = f.tileQ, BK = f.blockK;
   const int Dv = constantOf(f.Dv, 64);
@@ -150,23 +185,18 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
         .fuse(ot, b, oTask)
         .parallel(oTask);
     f.state.compute_at(f.out, oTask).vectorize(d, vec, TailStrategy::GuardWithIf);
-    f.state.update()
-        .split(ii, io, iu, pvRows)
-        .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
-        .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
-        .vectorize(dI)
-        .unroll(dO)
-        .unroll(iu);
+    Stage update = f.state.update();
+    update.split(ii, io, iu, pvRows);
+    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors);
+    update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3)).unroll(iu);
     notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
                     " rows) fused parallel; softmax_state computed per tile inside");
   } else {
     f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
-    f.state.update()
-        .split(ii, io, iu, pvRows)
-        .split(d, dO, dI, vec, TailStrategy::GuardWithIf)
-        .reorder(dI, dO, iu, io, f.rk, qt, f.s, h, b)
-        .vectorize(dI)
-        .unroll(dO)
+    Stage update = f.state.update();
+    update.split(ii, io, iu, pvRows);
+    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors);
+    update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3))
         .unroll(iu)
         .fuse(f.s, h, t1)
         .fuse(t1, b, task)
@@ -215,12 +245,9 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
   // P.V: pvRows rows x Dv values in registers, one broadcast p per row and key.
   Var dO2("dO2"), dI2("dI2");
   f.blockPV.compute_at(f.state, io).vectorize(d, vec, TailStrategy::GuardWithIf);
-  f.blockPV.update()
-      .split(d, dO2, dI2, vec, TailStrategy::GuardWithIf)
-      .reorder(dI2, dO2, ii, f.rj)
-      .vectorize(dI2)
-      .unroll(dO2)
-      .unroll(ii);
+  Stage pvUpdate = f.blockPV.update();
+  std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors);
+  pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
                   " values, d vectorized, rows unrolled");
@@ -243,8 +270,27 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
         .unroll(ji);
     Var qo("qo"), qi("qi");
     f.qk.compute_at(f.blockScore, iq).reorder_storage(i, j, h, b);
-    f.qk.split(i, qo, qi, vec).reorder(qi, qo, j).vectorize(qi).unroll(qo).unroll(j);
-    f.qk.update().split(i, qo, qi, vec).reorder(qi, qo, j, f.rd).vectorize(qi).unroll(qo).unroll(j);
+    // A custom score, bias or mask may read i (e.g. select(j < i, ...)):
+    // bounds inference then trims qk's region through the condition to a
+    // variable extent (at most ir x jr), which cannot be unrolled as is.
+    // Guarded register-sized chunks of it can; built-ins keep the exact tile.
+    const bool customExprs = config.customScore || config.customBias ||
+                             !config.customMasks.empty();
+    if (customExprs) {
+      Var jc("jc"), jq("jq"), ic("ic"), iw("iw");
+      for (Stage st : {Stage(f.qk), f.qk.update()})
+        st.split(j, jc, jq, jr, TailStrategy::GuardWithIf)
+            .split(i, ic, iw, ir, TailStrategy::GuardWithIf)
+            .split(iw, qo, qi, vec)
+            .vectorize(qi)
+            .unroll(qo)
+            .unroll(jq);
+      f.qk.reorder(qi, qo, jq, ic, jc);
+      f.qk.update().reorder(qi, qo, jq, f.rd, ic, jc);
+    } else {
+      f.qk.split(i, qo, qi, vec).reorder(qi, qo, j).vectorize(qi).unroll(qo).unroll(j);
+      f.qk.update().split(i, qo, qi, vec).reorder(qi, qo, j, f.rd).vectorize(qi).unroll(qo).unroll(j);
+    }
     notes.push_back("qk: compute_at block_score.iq; micro-kernel " + std::to_string(ir) +
                     " queries (vectorized) x " + std::to_string(jr) + " keys (unrolled)");
     f.blockMax.vectorize(ii, vec);
@@ -286,7 +332,7 @@ void scheduleTuned(AlgorithmFuncs &f, const Target &target) {
     notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");
 }
 
-void scheduleSimple(AlgorithmFuncs &f, const Target &) {
+void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &, const Target &) {
   for (Func p : f.precomputed)
     p.compute_root();
   if (f.kHoist.defined()) {
@@ -309,7 +355,51 @@ void scheduleSimple(AlgorithmFuncs &f, const Target &) {
   f.scheduleNotes.push_back("block funcs: compute_at softmax_state.rk; nothing vectorized");
 }
 
-void scheduleAuto(AlgorithmFuncs &f, const Target &target) {
+std::mutex &reporterMutex() {
+  static std::mutex m;
+  return m;
+}
+
+/// While alive, Halide's compile-time warnings are appended to a list and
+/// errors are thrown as CompileError (what Halide itself would throw).
+class WarningCollector : public CompileTimeErrorReporter {
+public:
+  explicit WarningCollector(std::vector<std::string> &warnings) : warnings(warnings) {
+    set_custom_compile_time_error_reporter(this);
+  }
+  ~WarningCollector() override { set_custom_compile_time_error_reporter(nullptr); }
+  void warning(const char *msg) override {
+    std::string text(msg);
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    const std::string prefix = "Warning: ";
+    if (text.compare(0, prefix.size(), prefix) == 0)
+      text.erase(0, prefix.size());
+    warnings.push_back(text);
+  }
+  void error(const char *msg) override { throw CompileError(msg); }
+
+private:
+  std::vector<std::string> &warnings;
+};
+
+/// The autoscheduler tiles outputs with ShiftInwards splits sized for the
+/// estimates; a run with fewer rows than a tile (Lq < 16) would then write
+/// before the buffer's start. Guard every split of every output stage.
+void guardOutputSplits(AlgorithmFuncs &f) {
+  for (Func out : f.outputs) {
+    Internal::Function fn = out.function();
+    std::vector<Internal::Definition> defs{fn.definition()};
+    for (int k = 0; k < (int)fn.updates().size(); ++k)
+      defs.push_back(fn.update(k));
+    for (Internal::Definition &def : defs)
+      for (Internal::Split &split : def.schedule().splits())
+        if (split.is_split())
+          split.tail = TailStrategy::GuardWithIf;
+  }
+}
+
+void scheduleAuto(AlgorithmFuncs &f, const AttentionConfig &, const Target &target) {
   static std::once_flag loaded;
   static std::string loadError;
   std::call_once(loaded, [] {
@@ -323,13 +413,25 @@ void scheduleAuto(AlgorithmFuncs &f, const Target &target) {
     throw BackendError("cannot load the Mullapudi2016 autoscheduler: " + loadError);
   // 2 cores, a 32 MiB last-level cache, load cost 40x an arithmetic op.
   Pipeline p = f.pipeline();
-  AutoSchedulerResults results =
-      p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
+  std::vector<std::string> warnings;
+  AutoSchedulerResults results;
+  {
+    // The autoscheduler's warnings ("Outer dim vectorization ...") would go
+    // to the user's stderr; they belong with the schedule notes.
+    std::lock_guard<std::mutex> lock(reporterMutex());
+    WarningCollector collector(warnings);
+    results = p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
+  }
+  guardOutputSplits(f);
   f.scheduleNotes.push_back("Mullapudi2016 autoscheduler, MachineParams(2, 32 MiB, 40):");
   f.scheduleNotes.push_back(results.schedule_source);
+  for (const std::string &w : warnings)
+    f.scheduleNotes.push_back("autoscheduler warning: " + w);
+  f.scheduleNotes.push_back("outputs: every split guarded (GuardWithIf), so rows fewer than "
+                            "a tile are never written out of bounds");
 }
 
-using ScheduleFn = void (*)(AlgorithmFuncs &, const Target &);
+using ScheduleFn = void (*)(AlgorithmFuncs &, const AttentionConfig &, const Target &);
 struct PolicyRow {
   SchedulePolicy policy;
   ScheduleFn apply;
@@ -344,13 +446,12 @@ const PolicyRow kPolicies[] = {
 
 void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
                    SchedulePolicy policy, const Target &target) {
-  (void)config;
   funcs.policyName = toString(policy);
   funcs.scheduleNotes.clear();
   try {
     for (const PolicyRow &row : kPolicies)
       if (row.policy == policy)
-        row.apply(funcs, target);
+        row.apply(funcs, config, target);
   } catch (const BackendError &) {
     throw;
   } catch (const Halide::Error &e) {

@@ -99,8 +99,7 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
   if (config.scale != 1.0 && !scaleFoldedIntoQuery(config))
     s = s * (float)config.scale;
   if (spec.softcap) {
-    float c = (float)*spec.softcap;
-    s = c * approxTanh(s * (1.0f / c));
+    s = softcapScore(s, (float)*spec.softcap);
   }
   switch (spec.bias) {
   case BiasKind::None:

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <string>
 
 using namespace attnc::edge;
@@ -28,6 +29,9 @@ struct PolicyCase {
   Where where;
   float value;
 };
+
+/// Names the case in test output (instead of its bytes).
+void PrintTo(const PolicyCase &c, std::ostream *os) { *os << c.name; }
 
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();

@@ -130,7 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t perturb = in.byte();
     arg.tensor.dtype = info->dtype;
     if ((perturb & 0x07) == 1)
-      arg.tensor.dtype = attn_dtype(int32_t(in.u64()));
+      // Non-negative: attn_dtype's range is 0..2^31-1, so a negative value
+      // is undefined behaviour in C++ before the runtime can refuse it.
+      arg.tensor.dtype = attn_dtype(int32_t(in.u64() & 0x7fffffff));
     arg.tensor.rank = info->rank;
     if ((perturb & 0x07) == 2)
       arg.tensor.rank = int32_t(in.byte() % 12) - 2;

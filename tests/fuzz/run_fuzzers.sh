@@ -42,14 +42,18 @@ for name in $FUZZERS; do
     frontend) extra="-dict=$ROOT/tests/fuzz/attn.dict -max_len=65536" ;;
     npy) extra="-max_len=4096" ;;
     argcheck) extra="-max_len=256" ;;
+    # MLIR 14's parser leaks the ops of some regions it fails to parse
+    # (upstream, in libMLIR): leaks are not findings for this target.
     mlir) extra="-dict=$ROOT/tests/fuzz/mlir.dict -max_len=8192"
           split_mlir "$WORK/mlir-seeds"; seeds="$seeds $WORK/mlir-seeds" ;;
   esac
   [ -d "$ROOT/tests/fuzz/regressions/$name" ] && seeds="$seeds $ROOT/tests/fuzz/regressions/$name"
   log="$WORK/$short.log"
   echo "== $name: ${SECONDS_EACH}s =="
+  leaks=1
+  [ "$short" = mlir ] && leaks=0
   # shellcheck disable=SC2086
-  if "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+  if ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=$leaks" "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$crashes/" $extra \
       "$corpus" $seeds >"$log" 2>&1; then
     grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' "$log" || true

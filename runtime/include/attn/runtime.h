@@ -44,6 +44,9 @@ typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_I32 = 1,
   ATTN_U8 = 2,
+  /* Make every int a valid value in C++, so that checking a caller's stray
+   * value is defined behaviour (the checks reject it by name). */
+  ATTN_DTYPE_MIN_ = -0x7fffffff - 1,
   ATTN_DTYPE_MAX_ = 0x7fffffff
 } attn_dtype;
 
