@@ -200,7 +200,16 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
 
   std::string target;
   try {
-    target = halide_backend::parseTarget(options.backend.target, true).to_string();
+    Halide::Target wanted = halide_backend::parseTarget(options.backend.target, true);
+    Halide::Target host = Halide::get_host_target();
+    // The entry is a shared library this process loads: it must be built for
+    // this machine's architecture and OS (features such as avx2 may differ).
+    if (wanted.arch != host.arch || wanted.bits != host.bits || wanted.os != host.os) {
+      error = "invalid compile options: run-time compilation builds for this machine; --target=" +
+              options.backend.target + " is for another architecture or OS";
+      return ATTN_ERROR_INVALID;
+    }
+    target = wanted.to_string();
   } catch (const std::exception &e) {
     error = std::string("invalid compile options: ") + e.what();
     return ATTN_ERROR_INVALID;

@@ -175,6 +175,12 @@ TEST_F(Jit, BadOptionsAndSourceAreMessages) {
   EXPECT_EQ(compileError(kSource, "--target=z80-8-cpm"),
             "invalid compile options: invalid target 'z80-8-cpm': expected a Halide target "
             "string such as 'host', 'x86-64-linux-avx2' or 'arm-64-linux'");
+  // The cache holds libraries this process loads: other machines are refused
+  // before anything is compiled (this test runs on x86-64 hosts).
+  EXPECT_EQ(compileError(kSource, "--target=arm-64-linux", &status),
+            "invalid compile options: run-time compilation builds for this machine; "
+            "--target=arm-64-linux is for another architecture or OS");
+  EXPECT_EQ(status, ATTN_ERROR_INVALID);
   std::string message = compileError("kernel k { heads = 2 }\n", "", &status);
   EXPECT_EQ(status, ATTN_ERROR_COMPILE);
   EXPECT_EQ(message.rfind("cannot compile '<source>':\n<source>:1:", 0), 0u) << message;
