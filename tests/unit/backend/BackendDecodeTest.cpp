@@ -11,6 +11,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
 #include "tests/unit/backend/ReferenceAttention.h"
+#include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,8 @@
 using namespace attnc;
 using namespace attnc::halide_backend;
 using Halide::Buffer;
+using attnc::test::uniform;
+using attnc::test::view;
 
 namespace {
 
@@ -51,11 +54,6 @@ KernelSpec makeSpec(const DecodeCase &c) {
   spec.outputWeights = c.weights;
   spec.outputLse = c.lse;
   return spec;
-}
-
-template <typename T> Buffer<T> view(std::vector<T> &data, const std::vector<int> &shape) {
-  std::vector<int> sizes(shape.rbegin(), shape.rend());
-  return Buffer<T>(data.data(), sizes);
 }
 
 class BackendDecode : public ::testing::TestWithParam<DecodeCase> {};

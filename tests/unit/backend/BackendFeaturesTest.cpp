@@ -9,6 +9,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
 #include "tests/unit/backend/ReferenceAttention.h"
+#include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
 
@@ -19,21 +20,10 @@
 using namespace attnc;
 using namespace attnc::halide_backend;
 using Halide::Buffer;
+using attnc::test::uniform;
+using attnc::test::view;
 
 namespace {
-
-std::vector<float> uniform(size_t n, std::mt19937 &rng, float scale = 1.0f) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-template <typename T> Buffer<T> view(std::vector<T> &data, std::vector<int> shape) {
-  std::vector<int> sizes(shape.rbegin(), shape.rend());
-  return Buffer<T>(data.data(), sizes);
-}
 
 /// JIT-runs `config` with inputs by name; returns `out` (logical order).
 std::vector<float> run(const AttentionConfig &config, std::map<std::string, Buffer<>> inputs,

@@ -10,6 +10,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
 #include "tests/unit/backend/ReferenceAttention.h"
+#include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,8 @@
 using namespace attnc;
 using namespace attnc::halide_backend;
 using Halide::Buffer;
+using attnc::test::uniform;
+using attnc::test::view;
 
 namespace {
 
@@ -53,20 +56,6 @@ KernelSpec makeSpec(const Case &c) {
   spec.outputWeights = c.weights;
   spec.outputLse = c.lse;
   return spec;
-}
-
-std::vector<float> uniform(size_t n, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-/// A Halide buffer over `data` with the logical row-major `shape`.
-template <typename T> Buffer<T> view(std::vector<T> &data, std::vector<int> shape) {
-  std::vector<int> sizes(shape.rbegin(), shape.rend());
-  return Buffer<T>(data.data(), sizes);
 }
 
 class BackendNumerics : public ::testing::TestWithParam<Case> {};

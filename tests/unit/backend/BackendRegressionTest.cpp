@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
 
@@ -20,13 +21,10 @@
 using namespace attnc;
 using namespace attnc::halide_backend;
 using Halide::Buffer;
+using attnc::test::uniform;
+using attnc::test::view;
 
 namespace {
-
-template <typename T> Buffer<T> view(std::vector<T> &data, const std::vector<int> &shape) {
-  std::vector<int> sizes(shape.rbegin(), shape.rend());
-  return Buffer<T>(data.data(), sizes);
-}
 
 struct Sizes {
   int B = 2, H = 2, G = 2, Lq = 19, Lk = 45, D = 8;
@@ -86,14 +84,6 @@ KernelSpec specOf(const Sizes &s) {
   spec.kvHeads = s.G;
   spec.headDim = spec.keyDim = spec.valueDim = s.D;
   return spec;
-}
-
-std::vector<float> uniform(size_t n, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float &e : x)
-    e = dist(rng);
-  return x;
 }
 
 double maxDiff(const std::vector<float> &a, const std::vector<double> &b) {
