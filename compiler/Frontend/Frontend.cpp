@@ -55,13 +55,6 @@ void dumpAST(const ModuleAST &module, const std::vector<KernelSpec> &specs, std:
 }
 
 namespace {
-const std::vector<std::string> kCReserved = {
-    "auto",   "break",    "case",     "char",     "const",  "continue", "default",
-    "do",     "double",   "else",     "enum",     "extern", "float",    "for",
-    "goto",   "if",       "inline",   "int",      "long",   "register", "restrict",
-    "return", "short",    "signed",   "sizeof",   "static", "struct",   "switch",
-    "typedef", "union",   "unsigned", "void",     "volatile", "while",  "bool",
-    "true",   "false",    "main"};
 
 /// Kernel names become C symbols (NAME, NAME_run, NAME_argv, ...).
 void checkKernelNames(const ModuleAST &module, DiagnosticEngine &diag) {
@@ -69,7 +62,7 @@ void checkKernelNames(const ModuleAST &module, DiagnosticEngine &diag) {
   for (const KernelAST &kernel : module.kernels) {
     if (kernel.name.empty())
       continue; // a missing name, already reported by the parser
-    if (std::find(kCReserved.begin(), kCReserved.end(), kernel.name) != kCReserved.end())
+    if (isCKeyword(kernel.name) || kernel.name == "main")
       diag.error(kernel.loc, "kernel name " + quote(kernel.name) +
                                  " is reserved in C and cannot name a kernel");
     else if (kernel.name.rfind("halide_", 0) == 0 || kernel.name.rfind("attn_", 0) == 0 ||

@@ -333,8 +333,7 @@ void KernelSema::checkInputs() {
                                  " is reserved (an index variable, size, function or "
                                  "kernel argument); choose another name");
       ok = false;
-    } else if (std::find(kCKeywords.begin(), kCKeywords.end(), input.name) !=
-               kCKeywords.end()) {
+    } else if (isCKeyword(input.name)) {
       diag_.error(input.loc, "input name " + quote(input.name) +
                                  " is a C keyword and cannot name an argument");
       ok = false;
@@ -745,6 +744,10 @@ const std::vector<std::string> &knownFieldNames() {
     return n;
   }();
   return names;
+}
+
+bool isCKeyword(const std::string &name) {
+  return std::find(kCKeywords.begin(), kCKeywords.end(), name) != kCKeywords.end();
 }
 
 const char *acceptedForms(const std::string &field) {

@@ -19,6 +19,10 @@ namespace attnc {
 /// Every field of LANGUAGE.md section 3, in resolution order.
 const std::vector<std::string> &knownFieldNames();
 
+/// True for C's keywords (through C11) and bool/true/false: names that
+/// cannot become C identifiers in the generated header.
+bool isCKeyword(const std::string &name);
+
 /// The accepted forms of `field`, as messages list them ("bhsd, bshd").
 const char *acceptedForms(const std::string &field);
 
