@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/MLIRGen/ExprGen.h"
 
+#include "compiler/Frontend/Signature.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/StandardOps/IR/Ops.h"
@@ -79,25 +80,11 @@ private:
     return b.create<mlir::attn::ReadOp>(l, result, tensor, indices);
   }
 
+  /// A fixed size becomes a constant, a dynamic one `attn.size`.
   Value size(const std::string &name, Location l) {
-    const KernelSpec &s = ctx.spec;
-    int64_t fixed = 0;
-    if (name == "H") fixed = s.heads;
-    else if (name == "G") fixed = s.kvHeads;
-    else if (name == "D") fixed = s.headDim;
-    else if (name == "Dk") fixed = s.keyDim ? s.keyDim : s.headDim;
-    else if (name == "Dv") fixed = s.valueDim ? s.valueDim : s.headDim;
-    else if (name == "M") fixed = s.modelDim;
-    else if (name == "B") fixed = s.batch.isFixed() ? s.batch.value : 0;
-    else if (name == "Lq") fixed = s.seqQ.isFixed() ? s.seqQ.value : 0;
-    else if (name == "Lk") {
-      const SizeSpec &k = s.seqK.kind == SizeSpec::SameAsSeqQ ? s.seqQ : s.seqK;
-      fixed = k.isFixed() ? k.value : 0;
-      if (s.project == ProjectKind::SelfQKV || s.project == ProjectKind::SelfQKVOut)
-        fixed = s.seqQ.isFixed() ? s.seqQ.value : 0;
-    }
-    if (fixed > 0)
-      return b.create<arith::ConstantIndexOp>(l, fixed);
+    ArgDim dim;
+    if (sizesOf(ctx.spec).lookup(name, dim) && !dim.isDynamic())
+      return b.create<arith::ConstantIndexOp>(l, dim.value);
     return b.create<mlir::attn::SizeOp>(l, b.getIndexType(), b.getStringAttr(name));
   }
 
