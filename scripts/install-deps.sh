@@ -8,6 +8,9 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config python3 python3-numpy
   llvm-14-dev llvm-14-tools libmlir-14-dev mlir-14-tools libhalide14-0-dev
   clang-14 libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  # Halide 14's CMake package needs PNG, ZLIB and JPEG found; these are only
+  # Recommends of libhalide14-0-dev, which --no-install-recommends skips.
+  libpng-dev zlib1g-dev libjpeg-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-matplotlib python3-torch)
