@@ -10,7 +10,7 @@
 #pragma once
 
 #include "attn/runtime.h"
-#include "compiler/Frontend/Signature.h"
+#include "abi/KernelAbi.h"
 #include "runtime/ArgCheck.h"
 
 #include <memory>

@@ -69,15 +69,6 @@ const char *toString(Layout layout) {
   return layout == Layout::BHSD ? "bhsd" : "bshd";
 }
 
-const char *toString(ElemType type) {
-  switch (type) {
-  case ElemType::F32: return "f32";
-  case ElemType::I32: return "i32";
-  case ElemType::U8: return "u8";
-  }
-  return "?";
-}
-
 const char *toString(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "not"; }
 
 const char *toString(BinaryOp op) {

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "abi/KernelAbi.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,8 +92,6 @@ struct FieldAST {
   std::vector<SourceLoc> moreValueLocs; // where each of moreValues starts
   char separator = 0; // ',' or '&' when moreValues is not empty
 };
-
-enum class ElemType { F32, I32, U8 };
 
 /// One dimension of a declared input or of an argument's logical shape:
 /// a constant or a size name (`B`, `H`, `G`, `Lq`, `Lk`, `D`, `Dv`, ...).
@@ -213,7 +213,6 @@ const char *toString(BiasKind kind);
 const char *toString(MaskKind kind);
 const char *toString(ProjectKind kind);
 const char *toString(Layout layout);
-const char *toString(ElemType type);
 const char *toString(UnaryOp op);
 const char *toString(BinaryOp op);
 

@@ -8,27 +8,13 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "abi/KernelAbi.h"
 #include "compiler/Frontend/AST.h"
 
 #include <string>
 #include <vector>
 
 namespace attnc {
-
-/// One logical dimension: a size name with its fixed value (0 when dynamic),
-/// or an anonymous constant (empty name).
-struct ArgDim {
-  std::string name; // "B", "H", "Lq", ...; empty for a literal constant
-  int64_t value = 0; // fixed value, 0 when the size is dynamic
-  bool isDynamic() const { return value == 0; }
-};
-
-struct ArgSpec {
-  std::string name;
-  ElemType type = ElemType::F32;
-  bool isOutput = false;
-  std::vector<ArgDim> shape; // logical, row-major, outermost first
-};
 
 /// The values of the size names of a kernel (0 for dynamic sizes).
 struct SizeTable {
@@ -49,17 +35,5 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec);
 
 /// The dynamic sizes that `NAME_run` takes, in order: a subset of B, Lq, Lk.
 std::vector<std::string> dynamicSizeNames(const KernelSpec &spec);
-
-/// `f32[B, H, Lq, D]`-style rendering, for headers and messages.
-std::string formatShape(const ArgSpec &arg);
-
-/// The signature string that generated code embeds as `NAME_attnc_signature`
-/// so the runtime can show and check logical shapes: one line per argument,
-/// `<name> <in|out> <f32|i32|u8> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
-/// (fixed size), `NAME` (dynamic size) or `VALUE` (a constant); a rank-0
-/// argument has `-` for its dims.
-std::string encodeSignature(const std::vector<ArgSpec> &args);
-/// Parses encodeSignature's output; returns false on malformed text.
-bool decodeSignature(const std::string &text, std::vector<ArgSpec> &args);
 
 } // namespace attnc

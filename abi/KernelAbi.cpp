@@ -1,0 +1,126 @@
+//===- KernelAbi.cpp - The argument contract shared by compiler and runtime ===//
+#include "abi/KernelAbi.h"
+
+namespace attnc {
+
+const char *toString(ElemType type) {
+  switch (type) {
+  case ElemType::F32: return "f32";
+  case ElemType::I32: return "i32";
+  case ElemType::U8: return "u8";
+  }
+  return "?";
+}
+
+std::string formatShape(const ArgSpec &arg) {
+  std::string s = std::string(toString(arg.type)) + "[";
+  for (size_t i = 0; i < arg.shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    const ArgDim &d = arg.shape[i];
+    s += d.name.empty() ? std::to_string(d.value) : d.name;
+    if (!d.name.empty() && d.value)
+      s += "=" + std::to_string(d.value);
+  }
+  return s + "]";
+}
+
+std::string encodeSignature(const std::vector<ArgSpec> &args) {
+  std::string text;
+  for (const ArgSpec &arg : args) {
+    text += arg.name + (arg.isOutput ? " out " : " in ") + toString(arg.type) + " ";
+    if (arg.shape.empty())
+      text += "-";
+    for (size_t i = 0; i < arg.shape.size(); ++i) {
+      const ArgDim &d = arg.shape[i];
+      if (i)
+        text += ",";
+      if (d.name.empty())
+        text += std::to_string(d.value);
+      else if (d.value)
+        text += d.name + "=" + std::to_string(d.value);
+      else
+        text += d.name;
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+static bool parseInt(const std::string &s, int64_t &value) {
+  if (s.empty() || s.size() > 18)
+    return false;
+  value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  return true;
+}
+
+static bool parseElemType(const std::string &s, ElemType &type) {
+  for (ElemType t : {ElemType::F32, ElemType::I32, ElemType::U8}) {
+    if (s == toString(t)) {
+      type = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool decodeSignature(const std::string &text, std::vector<ArgSpec> &args) {
+  args.clear();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos)
+      return false;
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    std::vector<std::string> words;
+    size_t w = 0;
+    while (w <= line.size()) {
+      size_t space = line.find(' ', w);
+      if (space == std::string::npos)
+        space = line.size();
+      words.push_back(line.substr(w, space - w));
+      w = space + 1;
+    }
+    if (words.size() != 4 || words[0].empty() ||
+        (words[1] != "in" && words[1] != "out"))
+      return false;
+    ArgSpec arg;
+    arg.name = words[0];
+    arg.isOutput = words[1] == "out";
+    if (!parseElemType(words[2], arg.type))
+      return false;
+    if (words[3] != "-") {
+      size_t d = 0;
+      const std::string &dims = words[3];
+      while (d <= dims.size()) {
+        size_t comma = dims.find(',', d);
+        if (comma == std::string::npos)
+          comma = dims.size();
+        std::string item = dims.substr(d, comma - d);
+        d = comma + 1;
+        ArgDim dim;
+        size_t eq = item.find('=');
+        if (eq != std::string::npos) {
+          dim.name = item.substr(0, eq);
+          if (dim.name.empty() || !parseInt(item.substr(eq + 1), dim.value))
+            return false;
+        } else if (!parseInt(item, dim.value)) {
+          if (item.empty())
+            return false;
+          dim.name = item;
+        }
+        arg.shape.push_back(dim);
+      }
+    }
+    args.push_back(std::move(arg));
+  }
+  return true;
+}
+
+} // namespace attnc
