@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bench/src/BenchConfig.h"
+#include "bench/src/Probes.h"
 
 #include "bench/src/AttncKernel.h"
 #include "bench/src/BlasAttention.h"
@@ -194,8 +195,13 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
 
   // --- timing -------------------------------------------------------------
   if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
+    const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
+    if (c.memoryBound)
+      r.readGbs = measureReadBandwidth(pool, probeBytes);
     r.attnc.timing = timeIt([&] { runAttnc(); });
     r.attnc.timed = true;
+    if (c.memoryBound)
+      r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
     kernel->releaseThreads();
   }
   if (c.flops() <= o.naiveMaxFlops) {
