@@ -4,7 +4,7 @@
 // compared. The naive loop is the independent referee; on configurations too
 // large to run it whole it computes only the first and last 32 query rows of
 // every head, which still covers the mask's edge cases. A disagreement beyond
-// 1e-4 * max(1, max |ref|) (LANGUAGE.md's accuracy bound, as max |ref| <=
+// 1e-4 * max(1, max |ref|) (the accuracy bound of docs/language.md §2, as max |ref| <=
 // max |v|) marks the implementation "wrong" and is printed.
 //
 //===----------------------------------------------------------------------===//

@@ -188,7 +188,7 @@ private:
                                                : Artifact::Object;
     if (artifact == Artifact::SharedLibrary && options.backend.withRuntime &&
         backend.sharedRuntime.empty()) {
-      // One Halide runtime per process (TOOLS.md section 4): link the shared
+      // One Halide runtime per process (docs/tools.md §4): link the shared
       // runtime library rather than embedding a private copy.
       std::string searched;
       backend.sharedRuntime = findSharedHalideRuntime(searched);

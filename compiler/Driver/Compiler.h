@@ -30,7 +30,7 @@ struct CompileOptions {
   bool writeHeader = true; // -o also writes NAME.h beside the artifact
 };
 
-/// Exit codes of attnc (TOOLS.md section 2).
+/// Exit codes of attnc (docs/tools.md §2).
 enum ExitCode { Success = 0, InputError = 1, UsageError = 2, InternalError = 3 };
 
 /// Compiles `source` as options say; diagnostics go to `errs`.
