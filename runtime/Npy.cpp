@@ -419,27 +419,4 @@ std::string encodeNpy(attn_dtype dtype, const std::vector<int64_t> &shape,
   return out;
 }
 
-bool writeNpy(const std::string &path, attn_dtype dtype,
-              const std::vector<int64_t> &shape, const void *data,
-              std::string &error) {
-  size_t bytes = 0;
-  if (!npyByteSize(dtype, shape, bytes, error)) {
-    error = path + ": " + error;
-    return false;
-  }
-  std::string image = encodeNpy(dtype, shape, data);
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file) {
-    error = path + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(image.data(), 1, image.size(), file) == image.size();
-  ok = (std::fclose(file) == 0) && ok;
-  if (!ok) {
-    error = path + ": write error";
-    return false;
-  }
-  return true;
-}
-
 } // namespace attnc::runtime

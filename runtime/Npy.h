@@ -83,10 +83,20 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error);
 /// The .npy image of an array (version 1.0 unless the header needs 2.0).
 std::string encodeNpy(attn_dtype dtype, const std::vector<int64_t> &shape,
                       const void *data);
-/// Writes `path` atomically enough for tests (write then close, checked).
+/// Writes `path` atomically: into a temporary file in the same folder, then
+/// renamed over `path`, so a failed write leaves any existing file as it was
+/// and no reader sees half a file.
 bool writeNpy(const std::string &path, attn_dtype dtype,
               const std::vector<int64_t> &shape, const void *data,
               std::string &error);
+/// The first half of writeNpy, for writing several files all or nothing:
+/// the complete image in a new temporary file beside `path` (its name in
+/// `temporary`). Nothing is left behind on failure.
+bool writeNpyTemporary(const std::string &path, attn_dtype dtype,
+                       const std::vector<int64_t> &shape, const void *data,
+                       std::string &temporary, std::string &error);
+/// The second half: renames `temporary` to `path` (removing it on failure).
+bool commitNpy(const std::string &temporary, const std::string &path, std::string &error);
 inline bool writeNpy(const std::string &path, const NpyArray &array,
                      std::string &error) {
   return writeNpy(path, array.dtype(), array.shape(), array.data(), error);

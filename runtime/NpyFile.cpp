@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace attnc::runtime {
@@ -155,6 +156,77 @@ bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
   bool ok = readOpen(fd, path, array, error);
   close(fd);
   return ok;
+}
+
+} // namespace attnc::runtime
+
+namespace attnc::runtime {
+
+bool writeNpyTemporary(const std::string &path, attn_dtype dtype,
+                       const std::vector<int64_t> &shape, const void *data,
+                       std::string &temporary, std::string &error) {
+  size_t bytes = 0;
+  if (!npyByteSize(dtype, shape, bytes, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  std::string image = encodeNpy(dtype, shape, data);
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string pattern = dir + (slash == std::string::npos ? "/." : ".") + base + ".XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) {
+    error = path + ": cannot create: " + std::strerror(errno);
+    return false;
+  }
+  // mkostemp makes 0600; a plain create would give 0666 less the umask.
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  size_t done = 0;
+  int failure = 0;
+  while (done < image.size()) {
+    ssize_t n = write(fd, image.data() + done, image.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      failure = n < 0 ? errno : EIO;
+      break;
+    }
+    done += size_t(n);
+  }
+  // fsync: the rename must never publish a file whose data is not on disk.
+  if (!failure && fsync(fd) != 0)
+    failure = errno;
+  if (close(fd) != 0 && !failure)
+    failure = errno;
+  if (failure) {
+    unlink(name.data());
+    error = path + ": write error: " + std::strerror(failure);
+    return false;
+  }
+  temporary = name.data();
+  return true;
+}
+
+bool commitNpy(const std::string &temporary, const std::string &path, std::string &error) {
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = path + ": cannot replace: " + std::strerror(errno);
+    unlink(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool writeNpy(const std::string &path, attn_dtype dtype,
+              const std::vector<int64_t> &shape, const void *data,
+              std::string &error) {
+  std::string temporary;
+  return writeNpyTemporary(path, dtype, shape, data, temporary, error) &&
+         commitNpy(temporary, path, error);
 }
 
 } // namespace attnc::runtime

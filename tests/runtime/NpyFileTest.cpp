@@ -12,7 +12,10 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -110,6 +113,46 @@ TEST(NpyFile, StreamsAreReadUpToTheHeaderAndMustThenEnd) {
   EXPECT_FALSE(readFromPipe(good.substr(0, good.size() - 8), a, error, path));
   EXPECT_EQ(error, path + ": truncated .npy data: shape (48,) of f32 needs 192 bytes but only "
                           "184 follow the header");
+}
+
+TEST(NpyFile, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  std::string dir = tempPath("writes");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::string path = dir + "/out.npy";
+  std::string old = image48();
+  { FILE *f = std::fopen(path.c_str(), "wb"); std::fwrite(old.data(), 1, old.size(), f); std::fclose(f); }
+  // Files may not grow past 4 KiB (EFBIG instead of SIGXFSZ): the write of
+  // a 1 MiB array fails part way, as on a full disk.
+  std::vector<float> big(1 << 18, 1.0f);
+  struct rlimit saved;
+  getrlimit(RLIMIT_FSIZE, &saved);
+  struct rlimit small = saved;
+  small.rlim_cur = 4096;
+  auto previous = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  bool ok = writeNpy(path, ATTN_F32, {int64_t(big.size())}, big.data(), error);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, previous);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(error, path + ": write error: File too large");
+  NpyArray a;
+  ASSERT_TRUE(readNpy(path, a, error)) << error;
+  EXPECT_EQ(a.shape(), std::vector<int64_t>{48});
+  std::vector<std::string> names;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+        names.push_back(e->d_name);
+    closedir(d);
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"out.npy"});
+  // Without the limit the same write replaces the file.
+  ASSERT_TRUE(writeNpy(path, ATTN_F32, {int64_t(big.size())}, big.data(), error)) << error;
+  ASSERT_TRUE(readNpy(path, a, error)) << error;
+  EXPECT_EQ(a.shape(), std::vector<int64_t>{int64_t(big.size())});
+  std::remove(path.c_str());
+  rmdir(dir.c_str());
 }
 
 } // namespace
