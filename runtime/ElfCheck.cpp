@@ -231,13 +231,29 @@ private:
     if (has[DT_SYMENT] && value[DT_SYMENT] != sizeof(Elf64_Sym))
       return fail("damaged: unexpected symbol entry size");
     uint64_t symbols = 0;
-    if (!countSymbols(has[DT_HASH], value[DT_HASH], hasGnuHash, gnuHash, symbols))
+    bool exact = true;
+    if (!countSymbols(has[DT_HASH], value[DT_HASH], hasGnuHash, gnuHash, symbols, exact))
       return false;
+    if (!exact) {
+      // As many as fit in the file-backed part of the symbol table's
+      // segment, and before the string table when it follows (the usual
+      // layout); relocations are then bounded by that.
+      uint64_t room = 0;
+      for (const Elf64_Phdr &ph : phdrs_)
+        if (ph.p_type == PT_LOAD && value[DT_SYMTAB] >= ph.p_vaddr &&
+            value[DT_SYMTAB] - ph.p_vaddr < ph.p_filesz)
+          room = (ph.p_filesz - (value[DT_SYMTAB] - ph.p_vaddr)) / sizeof(Elf64_Sym);
+      if (value[DT_STRTAB] > value[DT_SYMTAB])
+        room = std::min(room, (value[DT_STRTAB] - value[DT_SYMTAB]) / sizeof(Elf64_Sym));
+      symbols = std::max(symbols, room);
+    }
     if (symbols > (uint64_t(1) << 32) || verNeedNum > kMaxHashBuckets || verDefNum > kMaxHashBuckets)
       return fail("damaged: absurd symbol or version counts");
     if (!table(true, value[DT_SYMTAB], symbols * sizeof(Elf64_Sym), "symbol table"))
       return false;
-    std::vector<Elf64_Sym> symbolTable(symbols);
+    // Each symbol, when the count is exact (an estimate may take in bytes
+    // that are not symbols).
+    std::vector<Elf64_Sym> symbolTable(exact ? symbols : 0);
     if (!read(offset, symbolTable.data(), symbolTable.size() * sizeof(Elf64_Sym)))
       return false;
     for (const Elf64_Sym &sym : symbolTable) {
@@ -274,7 +290,8 @@ private:
 
   /// The number of dynamic symbols, from the SysV or the GNU hash table.
   bool countSymbols(bool hasHash, uint64_t hash, bool hasGnuHash, uint64_t gnuHash,
-                    uint64_t &symbols) {
+                    uint64_t &symbols, bool &exact) {
+    exact = true;
     uint64_t offset;
     if (hasHash) {
       uint32_t header[2];
@@ -301,20 +318,29 @@ private:
     for (uint32_t b : buckets)
       last = std::max<uint64_t>(last, b);
     symbols = std::max<uint64_t>(last, header[1]);
-    if (last < header[1])
-      return true; // no hashed symbols
-    // Walk the chain of the last bucket to its end bit.
-    uint64_t chainsAt = bucketsAt + buckets.size() * 4;
-    for (uint64_t i = last;; ++i) {
-      uint32_t entry;
-      if (i - header[1] > kMaxRelocations ||
-          !fileOffset(chainsAt + (i - header[1]) * 4, 4, offset) || !read(offset, &entry, 4))
-        return fail("damaged: the GNU hash table is outside the file");
-      if (entry & 1) {
-        symbols = i + 1;
-        return true;
-      }
+    if (last < header[1]) {
+      // No hashed symbols: symoffset need not count the others (ld.bfd
+      // writes 1), so bound the table by what follows it instead.
+      exact = false;
+      return true;
     }
+    // Walk the chain of the last bucket to its end bit, a block at a time.
+    uint64_t chainsAt = bucketsAt + buckets.size() * 4;
+    std::vector<uint32_t> block(4096);
+    for (uint64_t i = last; i - header[1] <= kMaxRelocations;) {
+      uint64_t at = chainsAt + (i - header[1]) * 4;
+      uint64_t n = block.size();
+      while (n && !fileOffset(at, n * 4, offset))
+        n /= 2;
+      if (!n || !read(offset, block.data(), n * 4))
+        return fail("damaged: the GNU hash table is outside the file");
+      for (uint64_t k = 0; k < n; ++k, ++i)
+        if (block[k] & 1) {
+          symbols = i + 1;
+          return true;
+        }
+    }
+    return fail("damaged: the GNU hash table has no end");
   }
 
   /// Every relocation writes inside a loaded segment and names a symbol
