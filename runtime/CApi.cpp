@@ -8,7 +8,8 @@
 #include "attn/runtime.h"
 
 #include "runtime/HalideHooks.h"
-#include "runtime/Jit.h"
+#include "runtime/CacheDirectory.h"
+#include "runtime/JitLoader.h"
 #include "runtime/KernelLibrary.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <sys/stat.h>
 #include <sstream>
 
 using namespace attnc::runtime;
@@ -57,10 +59,10 @@ attn_status compileAndOpen(const std::string &source, const std::string &name,
                            const char *options, attn_library **lib, char *err,
                            size_t errlen) {
   std::string error;
-  CachedLibrary entry;
+  CompiledEntry entry;
   for (bool rebuild : {false, true}) {
     attn_status status =
-        compileToLibrary(source, name, options ? options : "", rebuild, entry, error);
+        compileWithPlugin(source, name, options ? options : "", rebuild, entry, error);
     if (status != ATTN_OK)
       return fail(status, error, err, errlen);
     auto impl = KernelLibrary::open(entry.path, error);
@@ -86,33 +88,6 @@ attn_status wrap(std::unique_ptr<KernelLibrary> impl, attn_library **lib) {
 } // namespace
 
 extern "C" {
-
-const char *attn_dtype_name(attn_dtype dtype) {
-  switch (dtype) {
-  case ATTN_F32:
-    return "f32";
-  case ATTN_I32:
-    return "i32";
-  case ATTN_U8:
-    return "u8";
-  default:
-    break;
-  }
-  return "?";
-}
-
-size_t attn_dtype_size(attn_dtype dtype) {
-  switch (dtype) {
-  case ATTN_F32:
-  case ATTN_I32:
-    return 4;
-  case ATTN_U8:
-    return 1;
-  default:
-    break;
-  }
-  return 0;
-}
 
 const char *attn_version(void) { return "0.1.0"; }
 
@@ -157,6 +132,11 @@ attn_status attn_library_compile_file(const char *path, const char *options,
                 "attn_library_compile_file: NULL path or result", err, errlen);
   *lib = nullptr;
   try {
+    // An ifstream opens a directory and then reads nothing: say what it is.
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      return fail(ATTN_ERROR_IO, std::string("cannot compile '") + path + "': it is a directory",
+                  err, errlen);
     std::ifstream in(path, std::ios::binary);
     if (!in)
       return fail(ATTN_ERROR_IO,
@@ -179,7 +159,9 @@ int attn_library_from_cache(const attn_library *lib) {
 
 size_t attn_cache_directory(char *buffer, size_t len) {
   try {
-    std::string dir = cacheDirectory();
+    std::string dir, error;
+    if (!cacheDirectory(dir, error))
+      dir.clear();
     fail(ATTN_OK, dir, buffer, len);
     return dir.size();
   } catch (const std::bad_alloc &) {

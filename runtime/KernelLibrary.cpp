@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelLibrary.h"
 
+#include "runtime/ElfCheck.h"
 #include "runtime/HalideHooks.h"
 
 #include <HalideRuntime.h>
@@ -259,6 +260,9 @@ std::unique_ptr<KernelLibrary> KernelLibrary::open(const std::string &path,
   // dlopen searches the library path for names without '/'; a user naming a
   // file means that file.
   std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
+  // A damaged file would crash the process inside dlopen.
+  if (!checkSharedLibrary(path, error))
+    return nullptr;
   dlerror();
   void *handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

@@ -199,6 +199,8 @@ uint32_t readLE(const uint8_t *p, int bytes) {
   return v;
 }
 
+} // namespace
+
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -210,7 +212,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
     s += ",";
   return s + ")";
 }
-} // namespace
 
 void NpyArray::Free::operator()(void *p) const { std::free(p); }
 
@@ -277,8 +278,8 @@ const char *npyDescr(attn_dtype dtype) {
   return "?";
 }
 
-bool parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
-              std::string &error) {
+bool parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &result,
+                    std::string &error) {
   if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
     error = "not a .npy file (it does not start with \\x93NUMPY)";
     return false;
@@ -350,55 +351,44 @@ bool parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
     error = "unsupported shape: " + error;
     return false;
   }
-  size_t available = size - prefix - headerLength;
-  if (available < dataBytes) {
-    error = "truncated .npy data: shape " + shapeText(shape) + " of " +
-            attn_dtype_name(row->dtype) + " needs " +
-            std::to_string(dataBytes) + " bytes but only " +
-            std::to_string(available) + " follow the header";
-    return false;
-  }
-  if (available > dataBytes) {
-    error = "malformed .npy file: " + std::to_string(available - dataBytes) +
-            " bytes after the data of shape " + shapeText(shape);
-    return false;
-  }
-  NpyArray result(row->dtype, shape);
-  if (!result.data()) {
-    error = "out of memory reading " + std::to_string(dataBytes) + " bytes";
-    return false;
-  }
-  // The data is little-endian like every machine this runs on.
-  if (dataBytes)
-    std::memcpy(result.data(), bytes + prefix + headerLength, dataBytes);
-  array = std::move(result);
+  result.dtype = row->dtype;
+  result.shape = std::move(shape);
+  result.dataOffset = prefix + headerLength;
+  result.dataBytes = dataBytes;
   return true;
 }
 
-bool readNpy(const std::string &path, NpyArray &array, std::string &error) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    error = path + ": cannot open: " + std::strerror(errno);
+bool checkNpyDataSize(const NpyHeader &header, uint64_t available, std::string &error) {
+  if (available < header.dataBytes) {
+    error = "truncated .npy data: shape " + shapeText(header.shape) + " of " +
+            attn_dtype_name(header.dtype) + " needs " +
+            std::to_string(header.dataBytes) + " bytes but only " +
+            std::to_string(available) + " follow the header";
     return false;
   }
-  std::string bytes;
-  char chunk[1 << 16];
-  size_t n;
-  // The file size is not trusted up front (it may be a pipe); we read it all,
-  // which is what we need anyway, and parseNpy checks every length.
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
-    bytes.append(chunk, n);
-  bool readError = std::ferror(file);
-  std::fclose(file);
-  if (readError) {
-    error = path + ": read error";
+  if (available > header.dataBytes) {
+    error = "malformed .npy file: " + std::to_string(available - header.dataBytes) +
+            " bytes after the data of shape " + shapeText(header.shape);
     return false;
   }
-  if (!parseNpy(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
-                array, error)) {
-    error = path + ": " + error;
+  return true;
+}
+
+bool parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
+              std::string &error) {
+  NpyHeader header;
+  if (!parseNpyHeader(bytes, size, header, error) ||
+      !checkNpyDataSize(header, size - header.dataOffset, error))
+    return false;
+  NpyArray result(header.dtype, header.shape);
+  if (!result.data()) {
+    error = "out of memory reading " + std::to_string(header.dataBytes) + " bytes";
     return false;
   }
+  // The data is little-endian like every machine this runs on.
+  if (header.dataBytes)
+    std::memcpy(result.data(), bytes + header.dataOffset, header.dataBytes);
+  array = std::move(result);
   return true;
 }
 
@@ -427,29 +417,6 @@ std::string encodeNpy(attn_dtype dtype, const std::vector<int64_t> &shape,
   if (npyByteSize(dtype, shape, bytes, ignored) && bytes)
     out.append(static_cast<const char *>(data), bytes);
   return out;
-}
-
-bool writeNpy(const std::string &path, attn_dtype dtype,
-              const std::vector<int64_t> &shape, const void *data,
-              std::string &error) {
-  size_t bytes = 0;
-  if (!npyByteSize(dtype, shape, bytes, error)) {
-    error = path + ": " + error;
-    return false;
-  }
-  std::string image = encodeNpy(dtype, shape, data);
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file) {
-    error = path + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(image.data(), 1, image.size(), file) == image.size();
-  ok = (std::fclose(file) == 0) && ok;
-  if (!ok) {
-    error = path + ": write error";
-    return false;
-  }
-  return true;
 }
 
 } // namespace attnc::runtime

@@ -53,19 +53,50 @@ private:
 bool npyByteSize(attn_dtype dtype, const std::vector<int64_t> &shape,
                  size_t &bytes, std::string &error);
 
+/// What a .npy header says.
+struct NpyHeader {
+  attn_dtype dtype = ATTN_F32;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0; // where the data starts (magic + length + header)
+  size_t dataBytes = 0;  // how many bytes of data the shape needs
+};
+
+/// Parses the header at the start of `bytes`; needs only the header's bytes,
+/// not the data. Messages do not name the file.
+bool parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &header,
+                    std::string &error);
+/// False (with a message) unless exactly `header.dataBytes` bytes of data
+/// follow the header (`available` is what follows it).
+bool checkNpyDataSize(const NpyHeader &header, uint64_t available, std::string &error);
+/// "(2, 3)", "(4,)", "()": a shape as NumPy prints it.
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// Parses a whole .npy file image. Messages do not name the file.
 bool parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
               std::string &error);
-/// Reads `path`; messages start with "<path>: ".
+/// Reads `path`; messages start with "<path>: ". The header and the file
+/// size are checked before any data is read, and only the bytes the header
+/// promises are read (a stream such as a pipe or /dev/zero is read up to
+/// them, then must end).
 bool readNpy(const std::string &path, NpyArray &array, std::string &error);
 
 /// The .npy image of an array (version 1.0 unless the header needs 2.0).
 std::string encodeNpy(attn_dtype dtype, const std::vector<int64_t> &shape,
                       const void *data);
-/// Writes `path` atomically enough for tests (write then close, checked).
+/// Writes `path` atomically: into a temporary file in the same folder, then
+/// renamed over `path`, so a failed write leaves any existing file as it was
+/// and no reader sees half a file.
 bool writeNpy(const std::string &path, attn_dtype dtype,
               const std::vector<int64_t> &shape, const void *data,
               std::string &error);
+/// The first half of writeNpy, for writing several files all or nothing:
+/// the complete image in a new temporary file beside `path` (its name in
+/// `temporary`). Nothing is left behind on failure.
+bool writeNpyTemporary(const std::string &path, attn_dtype dtype,
+                       const std::vector<int64_t> &shape, const void *data,
+                       std::string &temporary, std::string &error);
+/// The second half: renames `temporary` to `path` (removing it on failure).
+bool commitNpy(const std::string &temporary, const std::string &path, std::string &error);
 inline bool writeNpy(const std::string &path, const NpyArray &array,
                      std::string &error) {
   return writeNpy(path, array.dtype(), array.shape(), array.data(), error);

@@ -15,7 +15,7 @@
 #include "bench/src/BlasAttention.h"
 #include "bench/src/Json.h"
 #include "bench/src/Naive.h"
-#include "bench/src/Npy.h"
+#include "runtime/Npy.h"
 
 #include <sys/stat.h>
 
@@ -65,6 +65,15 @@ static std::string gflop(double flops) {
   return buf;
 }
 
+/// One float32 array for the PyTorch baseline, through the runtime's
+/// writer; a failure is reported and the baseline then lacks that input.
+static void writeInput(const std::string &path, const std::vector<int64_t> &shape,
+                       const float *data) {
+  std::string error;
+  if (!attnc::runtime::writeNpy(path, ATTN_F32, shape, data, error))
+    std::fprintf(stderr, "attnc-bench: %s\n", error.c_str());
+}
+
 static void writeTorchInputs(const Config &c, const Options &o,
                              const std::vector<Tensor> &inputs,
                              const std::vector<float> *ref,
@@ -82,12 +91,12 @@ static void writeTorchInputs(const Config &c, const Options &o,
       .field("ref_source", r.refSource).field("threads", o.threads);
   meta.key("inputs").beginArray();
   for (const Tensor &t : inputs) {
-    writeNpy(dir + "/" + t.name + ".npy", t.shape, t.data.data());
+    writeInput(dir + "/" + t.name + ".npy", t.shape, t.data.data());
     meta.value(t.name);
   }
   meta.endArray();
   if (ref)
-    writeNpy(dir + "/ref.npy", outputShape(c), ref->data());
+    writeInput(dir + "/ref.npy", outputShape(c), ref->data());
   meta.field("has_ref", ref != nullptr).endObject();
   std::ofstream(dir + "/meta.json") << meta.str() << "\n";
 }

@@ -10,7 +10,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:?usage: run_fuzzers.sh BUILD_DIR [WORK_DIR]}" && pwd)
 WORK=${2:-$BUILD/fuzz-work}
 SECONDS_EACH=${FUZZ_SECONDS:-30}
-FUZZERS=${FUZZERS:-frontend_fuzzer npy_fuzzer argcheck_fuzzer mlir_fuzzer}
+FUZZERS=${FUZZERS:-frontend_fuzzer npy_fuzzer elf_fuzzer argcheck_fuzzer mlir_fuzzer}
 mkdir -p "$WORK"
 
 # attn IR seeds: every split of the dialect and pass tests, fresh each run.
@@ -41,6 +41,7 @@ for name in $FUZZERS; do
   case $short in
     frontend) extra="-dict=$ROOT/tests/fuzz/attn.dict -max_len=65536" ;;
     npy) extra="-max_len=4096" ;;
+    elf) extra="-max_len=32768" ;;
     argcheck) extra="-max_len=256" ;;
     # MLIR 14's parser leaks the ops of some regions it fails to parse
     # (upstream, in libMLIR): leaks are not findings for this target.

@@ -2,7 +2,8 @@
 # Installs the build tree into a temporary prefix, builds the project beside
 # this script against it alone, and runs its apps: the attnc_add_kernel() app
 # (which must link the installed shared Halide runtime) and the run-time
-# compilation app (first call compiles, second loads from the cache).
+# compilation app (first call compiles through the installed plugin
+# libattnc_jit, second loads from the cache).
 # Usage: run.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -17,6 +18,10 @@ cmake --build "$tmp/app" >/dev/null
 ldd "$tmp/app/app" >"$tmp/ldd-app"
 grep -q "libattnc_halide_runtime.so => $tmp/prefix/" "$tmp/ldd-app" ||
   { echo "app does not use the installed shared Halide runtime" >&2; exit 1; }
+# The installed loader needs no compiler; the compiler plugin sits beside it.
+"$here/../runtime/check_needed.sh" "$tmp/prefix/lib/libattnrt.so" >/dev/null
+[ -f "$tmp/prefix/lib/libattnc_jit.so" ] ||
+  { echo "libattnc_jit.so is not installed beside libattnrt" >&2; exit 1; }
 ATTNC_CACHE_DIR="$tmp/cache" "$tmp/app/jit_app" "$here/../../examples/i_am_good/i_am_good.attn"
 # The library in the cache links the installed runtime, found from the prefix.
 ldd "$tmp"/cache/attnc-*.so >"$tmp/ldd-cached"

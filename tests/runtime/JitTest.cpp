@@ -1,6 +1,6 @@
 //===- JitTest.cpp - Run-time compilation through the cache ---------------===//
 //
-// attn_library_compile with the compiler library linked into libattnrt: the
+// attn_library_compile through the compiler plugin libattnc_jit: the
 // first request compiles into a fresh cache directory, the second is served
 // from it without compiling (same file, same inode and mtime, and the
 // library says so), other options get other entries, a damaged entry is
@@ -104,11 +104,12 @@ TEST_F(Jit, SecondRequestIsServedFromTheCache) {
   EXPECT_EQ(first.st_mtim.tv_sec, second.st_mtim.tv_sec);
   EXPECT_EQ(first.st_mtim.tv_nsec, second.st_mtim.tv_nsec);
   EXPECT_LE(runMha(again), 1e-4);
-  // One library and its lock file; no temporary file left behind.
+  // One library and its size-and-digest record; no temporary file and no
+  // lock file left behind.
   std::vector<std::string> names = listDirectory(cache);
   EXPECT_EQ(names.size(), 2u);
   EXPECT_EQ(countSuffix(names, ".so"), 1u);
-  EXPECT_EQ(countSuffix(names, ".lock"), 1u);
+  EXPECT_EQ(countSuffix(names, ".sum"), 1u);
 }
 
 TEST_F(Jit, TheKeyCoversSourceOptionsAndTarget) {
@@ -210,7 +211,7 @@ TEST_F(Jit, TemporaryFilesOfDeadCompilesAreRemoved) {
   EXPECT_FALSE(lib.fromCache());
   EXPECT_LE(runMha(lib), 1e-4);
   std::vector<std::string> names = listDirectory(cache);
-  EXPECT_EQ(names, (std::vector<std::string>{"attnc-" + key + ".lock", "attnc-" + key + ".so"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"attnc-" + key + ".so", "attnc-" + key + ".sum"}));
 }
 
 TEST(JitCacheDirectory, FollowsTheEnvironment) {

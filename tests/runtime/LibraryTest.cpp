@@ -275,8 +275,7 @@ TEST(LibraryLoad, RefusesWhatIsNotAKernelLibrary) {
     std::string message;
   } cases[] = {
       {"/nonexistent/libx.so", ATTN_ERROR_LOAD,
-       "cannot load '/nonexistent/libx.so': /nonexistent/libx.so: cannot open "
-       "shared object file: No such file or directory"},
+       "cannot load '/nonexistent/libx.so': No such file or directory"},
       {fakeLib("no_list"), ATTN_ERROR_LOAD,
        "'" + fakeLib("no_list") +
            "' is not an attnc kernel library (it has no 'attnc_kernels' list)"},
@@ -310,7 +309,7 @@ TEST(LibraryLoad, RefusesNonElfFiles) {
   attn_library *lib = nullptr;
   char err[512];
   EXPECT_EQ(attn_library_open(path.c_str(), &lib, err, sizeof err), ATTN_ERROR_LOAD);
-  EXPECT_EQ(std::string(err).rfind("cannot load '" + path + "': ", 0), 0u) << err;
+  EXPECT_EQ(std::string(err), "cannot load '" + path + "': not an ELF file");
   std::remove(path.c_str());
   EXPECT_EQ(attn_library_open(nullptr, &lib, err, sizeof err), ATTN_ERROR_INVALID);
 }

@@ -100,17 +100,23 @@ typedef struct attn_kernel attn_kernel;
 ATTN_API attn_status attn_library_open(const char *path, attn_library **lib,
                                        char *err, size_t errlen);
 
-/* Compiles `.attn` source text at run time with the compiler library linked
- * into libattnrt and loads the result (docs/tools.md §4). `options` are
- * attnc options as one string (NULL or "" for none): --kernel=NAME,
+/* Compiles `.attn` source text at run time with the compiler and loads the
+ * result (docs/tools.md §4). The compiler is the plugin libattnc_jit.so,
+ * loaded from libattnrt's folder (or $ATTNC_JIT_LIBRARY) on the first call;
+ * without it this fails with ATTN_ERROR_COMPILE and a message naming it.
+ * `options` are attnc options as one string (NULL or "" for none): --kernel=NAME,
  * --target=T, --schedule=S, -D FIELD=VALUE. The shared library is kept in
  * the cache directory ($ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else
  * ~/.cache/attnc) under a hash of the source, options, target and compiler
  * version; a later request with the same key loads it without compiling.
- * Concurrent processes sharing the cache never see a half-written file.
+ * Concurrent processes sharing the cache never see a half-written file; a
+ * process compiling the same key is waited for at most $ATTNC_LOCK_TIMEOUT
+ * seconds (default 120). An entry that no longer matches the size and digest
+ * recorded when it was compiled is compiled again. With ATTNC_CACHE_DIR,
+ * XDG_CACHE_HOME and HOME all unset this fails with ATTN_ERROR_IO.
  * Errors: ATTN_ERROR_INVALID (bad options), ATTN_ERROR_COMPILE (the
- * source's diagnostics, several lines), ATTN_ERROR_IO (cache directory),
- * ATTN_ERROR_LOAD. */
+ * source's diagnostics, several lines), ATTN_ERROR_IO (cache directory,
+ * lock timeout), ATTN_ERROR_LOAD. */
 ATTN_API attn_status attn_library_compile(const char *source, size_t length,
                                           const char *options,
                                           attn_library **lib, char *err,
@@ -126,7 +132,9 @@ ATTN_API attn_status attn_library_compile_file(const char *path,
 ATTN_API int attn_library_from_cache(const attn_library *lib);
 
 /* Writes the cache directory run-time compilation uses (NUL-terminated,
- * truncated to len - 1 bytes); returns its full length. */
+ * truncated to len - 1 bytes); returns its full length. Returns 0 (and an
+ * empty string) when ATTNC_CACHE_DIR, XDG_CACHE_HOME and HOME are all unset:
+ * run-time compilation then fails with ATTN_ERROR_IO asking to set one. */
 ATTN_API size_t attn_cache_directory(char *buffer, size_t len);
 
 /* Unloads the library; its kernels and infos become invalid. NULL is a no-op.

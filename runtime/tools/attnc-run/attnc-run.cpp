@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/runtime.hpp"
 #include "runtime/Npy.h"
+#include "runtime/tools/attnc-run/OutputFiles.h"
 #include "runtime/tools/attnc-run/RunOptions.h"
 
 #include <algorithm>
@@ -203,13 +204,21 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
                   "and Dv)\n");
   }
 
+  // All or nothing: every output goes to a temporary file first; only when
+  // all are written are they renamed over their destinations.
+  attnc::run::OutputBatch batch;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].isOutput || !files[i])
       continue;
-    std::string error;
-    if (!attnc::runtime::writeNpy(*files[i], arrays[i], error))
+    std::string error, temporary;
+    if (!attnc::runtime::writeNpyTemporary(*files[i], arrays[i].dtype(), arrays[i].shape(),
+                                           arrays[i].data(), temporary, error))
       throw RunError{"argument '" + args[i].name + "': " + error};
+    batch.add(temporary, *files[i]);
   }
+  std::string error;
+  if (!batch.commit(error))
+    throw RunError{error};
 }
 
 } // namespace
@@ -229,6 +238,17 @@ int main(int argc, char **argv) {
   if (options.version) {
     std::printf("attnc-run (libattnrt %s)\n", attn_version());
     return 0;
+  }
+  // Before anything is read or compiled: no output may replace a file the
+  // run reads or another output.
+  std::vector<attnc::run::NamedFile> readFiles{{"the library", options.library}}, outputs;
+  for (const auto &[arg, file] : options.inputs)
+    readFiles.push_back({"input '" + arg + "'", file});
+  for (const auto &[arg, file] : options.outputs)
+    outputs.push_back({"output '" + arg + "'", file});
+  if (!attnc::run::checkOutputsAreDistinct(readFiles, outputs, error)) {
+    std::fprintf(stderr, "attnc-run: error: %s\n", error.c_str());
+    return 2;
   }
   try {
     attn::Library lib = openLibrary(options);

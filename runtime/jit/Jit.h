@@ -1,9 +1,10 @@
 //===- Jit.h - Compile .attn source into a cached kernel library -*- C++ -*-===//
 //
-// Run-time compilation (docs/tools.md §4): `.attn` text is compiled with
-// the compiler library (compiler/Driver, linked into libattnrt) into a
-// shared library in the cache directory, keyed by a hash of source, options,
-// target and compiler version, then loaded like any other kernel library.
+// Run-time compilation (docs/tools.md §4) inside libattnc_jit, the plugin
+// libattnrt loads on the first attn_library_compile: `.attn` text is
+// compiled with the compiler library (compiler/Driver) into a shared library
+// in the cache directory, keyed by a hash of source, options, target and
+// compiler version. libattnrt then loads it like any other kernel library.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,11 +13,7 @@
 
 #include <string>
 
-namespace attnc::runtime {
-
-/// The cache directory: $ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else
-/// ~/.cache/attnc.
-std::string cacheDirectory();
+namespace attnc::jit {
 
 /// Where a compiled library is and how it got there.
 struct CachedLibrary {
@@ -35,4 +32,4 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
                              const std::string &options, bool rebuild,
                              CachedLibrary &result, std::string &error);
 
-} // namespace attnc::runtime
+} // namespace attnc::jit

@@ -4,15 +4,21 @@
 // digest of the binary that holds the compiler (so a rebuilt compiler never
 // reuses stale entries), the resolved Halide target ("host" becomes the
 // host's feature string), the options in canonical form, and the source.
-// Writers compile into a temporary file in the cache folder and rename it
-// into place, so no reader ever sees half a library; a per-key lock file
-// (flock) lets a second process wait for the first instead of compiling the
-// same key again. Without working locks, rename alone still keeps it safe.
-// The lock holder also removes temporary files of its key that a killed
-// compile left behind.
+// Writers compile into a temporary file in the cache folder, record its size
+// and digest (CacheEntry.h) and rename both into place, so no reader ever
+// sees half a library and a library damaged later is noticed and rebuilt; a
+// per-key lock (CacheLock.h) lets a second process wait, for a bounded time,
+// for the first instead of compiling the same key again. Without working
+// locks, rename alone still keeps it safe. The lock holder also removes
+// temporary files of its key that a killed compile left behind.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Jit.h"
+#include "runtime/jit/Jit.h"
+
+#include "runtime/CacheDirectory.h"
+#include "runtime/JitPlugin.h"
+#include "runtime/jit/CacheEntry.h"
+#include "runtime/jit/CacheLock.h"
 
 #include "compiler/Driver/CommandLine.h"
 #include "compiler/Driver/Compiler.h"
@@ -24,7 +30,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,17 +40,9 @@
 #include <mutex>
 #include <sstream>
 
-namespace attnc::runtime {
+namespace attnc::jit {
 
-std::string cacheDirectory() {
-  if (const char *dir = std::getenv("ATTNC_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/attnc";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/attnc";
-  return ".attnc-cache";
-}
+using runtime::cacheDirectory;
 
 namespace {
 
@@ -60,12 +57,12 @@ std::string hex(llvm::StringRef bytes) {
 }
 
 /// compilerVersion() plus a digest of the file this code was loaded from
-/// (libattnrt.so, or an executable linking the compiler statically).
+/// (libattnc_jit.so).
 const std::string &compilerFingerprint() {
   static std::string fingerprint = [] {
     std::string text = compilerVersion();
     Dl_info info;
-    if (dladdr(reinterpret_cast<void *>(&cacheDirectory), &info) && info.dli_fname) {
+    if (dladdr(reinterpret_cast<void *>(&compileToLibrary), &info) && info.dli_fname) {
       std::string path = info.dli_fname;
       if (path.find('/') == std::string::npos)
         path = "/proc/self/exe";
@@ -106,38 +103,6 @@ bool makeDirectories(const std::string &dir, std::string &error) {
   }
   return true;
 }
-
-bool isNonEmptyFile(const std::string &path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-}
-
-/// Holds an exclusive flock on `path` while alive; a no-op where locking
-/// fails (some network file systems), as rename keeps entries whole anyway.
-class FileLock {
-public:
-  explicit FileLock(const std::string &path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      return;
-    int rc;
-    while ((rc = flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
-    }
-    locked_ = rc == 0;
-  }
-  /// True when this process holds the key: no one else is writing it.
-  bool locked() const { return locked_; }
-  ~FileLock() {
-    if (fd_ >= 0)
-      close(fd_); // releases the lock
-  }
-  FileLock(const FileLock &) = delete;
-  FileLock &operator=(const FileLock &) = delete;
-
-private:
-  int fd_ = -1;
-  bool locked_ = false;
-};
 
 /// Removes the temporary files of `key` left by compiles that died (killed
 /// or crashed) before their rename; only called while holding the key's
@@ -223,23 +188,27 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     sha.update(llvm::StringRef(part));
   }
   result.key = hex(sha.final()).substr(0, 40);
-  std::string dir = cacheDirectory();
+  std::string dir;
+  if (!cacheDirectory(dir, error))
+    return ATTN_ERROR_IO;
   result.path = dir + "/attnc-" + result.key + ".so";
   result.fromCache = false;
 
-  if (!rebuild && isNonEmptyFile(result.path)) {
+  if (!rebuild && entryIsIntact(result.path)) {
     result.fromCache = true;
     return ATTN_OK;
   }
   if (!makeDirectories(dir, error))
     return ATTN_ERROR_IO;
-  FileLock lock(dir + "/attnc-" + result.key + ".lock");
+  CacheLock lock;
+  if (!lock.acquire(dir + "/attnc-" + result.key + ".lock", lockTimeoutSeconds(), error))
+    return ATTN_ERROR_IO;
   // Another process may have finished this key while we waited.
-  if (!rebuild && isNonEmptyFile(result.path)) {
+  if (!rebuild && entryIsIntact(result.path)) {
     result.fromCache = true;
     return ATTN_OK;
   }
-  if (lock.locked())
+  if (lock.held())
     removeOrphans(dir, result.key);
 
   std::string pattern = dir + "/.attnc-" + result.key + "-XXXXXX.so";
@@ -276,6 +245,24 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     error = "cannot compile '" + sourceName + "':\n" + text;
     return ATTN_ERROR_COMPILE;
   }
+  // The record goes in first: a reader that sees the new library with the
+  // old record (or none) takes the lock and waits for us instead of using it.
+  std::string record, recordTemp = tempPath.substr(0, tempPath.size() - 3) + ".sum";
+  bool recorded = describeFile(tempPath, record, error);
+  if (recorded) {
+    std::ofstream out(recordTemp, std::ios::binary | std::ios::trunc);
+    out << record;
+    out.close();
+    recorded = bool(out) && std::rename(recordTemp.c_str(), recordPath(result.path).c_str()) == 0;
+    if (!recorded)
+      error = "cannot write the cache record '" + recordPath(result.path) +
+              "': " + std::strerror(errno);
+  }
+  if (!recorded) {
+    std::remove(recordTemp.c_str());
+    std::remove(tempPath.c_str());
+    return ATTN_ERROR_IO;
+  }
   if (std::rename(tempPath.c_str(), result.path.c_str()) != 0) {
     error = "cannot move the compiled library into the cache as '" + result.path +
             "': " + std::strerror(errno);
@@ -285,4 +272,45 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
   return ATTN_OK;
 }
 
-} // namespace attnc::runtime
+} // namespace attnc::jit
+
+namespace {
+char *copyText(const std::string &text) {
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  if (copy)
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+} // namespace
+
+// The plugin's only exported entry points (JitPlugin.h).
+extern "C" __attribute__((visibility("default"))) void
+attnc_jit_compile_v1(const char *source, size_t length, const char *sourceName,
+                     const char *options, int rebuild, attnc_jit_result *result) {
+  *result = attnc_jit_result{ATTN_ERROR_COMPILE, 0, nullptr, nullptr, nullptr};
+  try {
+    attnc::jit::CachedLibrary entry;
+    std::string error;
+    result->status = attnc::jit::compileToLibrary(
+        std::string(source, length), sourceName ? sourceName : "<source>",
+        options ? options : "", rebuild != 0, entry, error);
+    result->from_cache = entry.fromCache;
+    if (result->status == ATTN_OK) {
+      result->path = copyText(entry.path);
+      result->key = copyText(entry.key);
+    } else {
+      result->error = copyText(error);
+    }
+  } catch (const std::exception &e) {
+    result->status = ATTN_ERROR_COMPILE;
+    result->error = copyText(std::string("attnc: internal error: ") + e.what());
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) void
+attnc_jit_free_v1(attnc_jit_result *result) {
+  std::free(result->path);
+  std::free(result->key);
+  std::free(result->error);
+  *result = attnc_jit_result{};
+}
