@@ -12,6 +12,7 @@
 #include "compiler/HalideBackend/BackendError.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace Halide;
@@ -427,11 +428,16 @@ private:
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = kMaskedScore;
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = max(f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), bs);
 
-    // Masked keys carry the sentinel; their probability is exactly 0.
+    // Masked keys carry the sentinel; their probability is exactly 0. The
+    // others are scaled by 2^-ceil(log2 blockK) (exact), so a block's sums
+    // stay within l <= 1 and |sum p_j v_j| <= max |v|: no finite v overflows.
+    pScale = 1.0f;
+    while (pScale * (float)f.blockK > 1.0f)
+      pScale *= 0.5f;
     Expr s = f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) =
         select(s > kMaskedThreshold,
-               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b)), 0.0f);
+               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b)) * pScale, 0.0f);
 
     Expr p = f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
@@ -444,11 +450,15 @@ private:
   }
 
   Expr keyBlockPredicate;
+  float pScale = 1.0f; // the power of two every probability carries (makeBlocks)
 
-  /// One step of the online softmax: state (m, l, acc) absorbs a part with
-  /// maximum mPart, sum lPart and weighted values accPart.
+  /// One step of the online softmax. The state (m, l, o) keeps o = sum p_j v_j
+  /// / l, the weighted mean of the values so far (|o| <= max |v|), instead of
+  /// the sum, which overflows after Lk * |v| > FLT_MAX although the answer is
+  /// finite. A part with maximum mPart and sum lPart brings `values`: its
+  /// raw sum of p_j v_j (a key block), or its own mean (`partIsMean`, a chunk).
   static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
-                      const Expr &accPart) {
+                      const Expr &values, bool partIsMean) {
     // One of the two rescaling factors is exactly 1 (the larger maximum
     // wins), so a single exponent per element does: e = exp(-|mOld - mPart|).
     Expr diff = st[0] - mPart;
@@ -456,8 +466,15 @@ private:
     Expr oldWins = diff >= 0.0f;
     Expr alpha = select(oldWins, 1.0f, e); // rescales what was summed so far
     Expr beta = select(oldWins, e, 1.0f);  // rescales this part's sums
-    return Tuple(max(st[0], mPart), st[1] * alpha + lPart * beta,
-                 st[2] * alpha + accPart * beta);
+    Expr lOld = st[1] * alpha, lNew = lPart * beta, l = lOld + lNew;
+    // o * (lOld / l) + values * (beta / l): each product is <= max |v|. The
+    // weights sit inside selects (which also keep o = 0 while l = 0) so that
+    // LLVM's fast-math reassociation cannot regroup them into o * lOld,
+    // which overflows again.
+    Expr inv = 1.0f / l, seen = l > 0.0f;
+    Expr oldWeight = select(seen, lOld * inv, 0.0f);
+    Expr partWeight = select(seen, (partIsMean ? lNew : beta) * inv, 0.0f);
+    return Tuple(max(st[0], mPart), l, st[2] * oldWeight + values * partWeight);
   }
 
   void makeState() {
@@ -477,7 +494,7 @@ private:
     f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
     f.state(d, ii, qt, s, h, b) =
         absorb(f.state(d, ii, qt, s, h, b), f.blockMax(ii, qt, kbA, h, b),
-               f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b));
+               f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b), false);
 
     if (f.splits == 1) {
       f.merged(d, ii, qt, h, b) = f.state(d, ii, qt, 0, h, b);
@@ -488,7 +505,8 @@ private:
     f.rs = RDom(0, f.splits, "rs");
     f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
     Tuple part = f.state(d, ii, qt, f.rs, h, b);
-    f.merged(d, ii, qt, h, b) = absorb(f.merged(d, ii, qt, h, b), part[0], part[1], part[2]);
+    f.merged(d, ii, qt, h, b) =
+        absorb(f.merged(d, ii, qt, h, b), part[0], part[1], part[2], true);
   }
 
   /// The merged state of query i, head h (rows r = i * P + h % P).
@@ -525,7 +543,7 @@ private:
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
     Tuple st = mergedAt(d, i, h, b);
-    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
+    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2], 0.0f); // o is already the mean
 
     bool outProj = spec.project == ProjectKind::QKVOut ||
                    spec.project == ProjectKind::SelfQKVOut;
@@ -550,12 +568,15 @@ private:
       ScoreParts parts = finishScore(f, config, env, f.qkWeights(j, i, h, b));
       MaskParts mask = masksFor(env);
       Expr visible = mask.visible && st0[1] > 0.0f;
+      // l carries pScale (makeBlocks), so each probability does too.
       f.weights(j, i, h, b) =
-          select(visible, clampedExp(parts.score - st0[0]) / st0[1], 0.0f);
+          select(visible, clampedExp(parts.score - st0[0]) * pScale / st0[1], 0.0f);
       constrainOutput(f.weights, "weights");
     }
     if (spec.outputLse) {
-      f.lse(i, h, b) = select(st0[1] > 0.0f, st0[0] + log(st0[1]), negInfinity());
+      float logScale = std::log(pScale);
+      f.lse(i, h, b) =
+          select(st0[1] > 0.0f, st0[0] + (log(st0[1]) - logScale), negInfinity());
       constrainOutput(f.lse, "lse");
     }
   }
