@@ -429,15 +429,16 @@ private:
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = max(f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), bs);
 
     // Masked keys carry the sentinel; their probability is exactly 0. The
-    // others are scaled by 2^-ceil(log2 blockK) (exact), so a block's sums
-    // stay within l <= 1 and |sum p_j v_j| <= max |v|: no finite v overflows.
+    // others carry pScale = 2^-ceil(log2(2 blockK)), so a block's sum is at
+    // most 1/2 (see absorb); folded into the row's shift, it costs nothing
+    // per score.
     pScale = 1.0f;
-    while (pScale * (float)f.blockK > 1.0f)
+    while (pScale * (float)(2 * f.blockK) > 1.0f)
       pScale *= 0.5f;
     Expr s = f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b);
+    Expr shift = f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) - std::log(pScale);
     f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) =
-        select(s > kMaskedThreshold,
-               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b)) * pScale, 0.0f);
+        select(s > kMaskedThreshold, clampedExp(s - shift), 0.0f);
 
     Expr p = f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
@@ -452,29 +453,46 @@ private:
   Expr keyBlockPredicate;
   float pScale = 1.0f; // the power of two every probability carries (makeBlocks)
 
-  /// One step of the online softmax. The state (m, l, o) keeps o = sum p_j v_j
-  /// / l, the weighted mean of the values so far (|o| <= max |v|), instead of
-  /// the sum, which overflows after Lk * |v| > FLT_MAX although the answer is
-  /// finite. A part with maximum mPart and sum lPart brings `values`: its
-  /// raw sum of p_j v_j (a key block), or its own mean (`partIsMean`, a chunk).
-  static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
-                      const Expr &values, bool partIsMean) {
-    // One of the two rescaling factors is exactly 1 (the larger maximum
-    // wins), so a single exponent per element does: e = exp(-|mOld - mPart|).
-    Expr diff = st[0] - mPart;
+  /// The state (m, l, acc, u) of the online softmax: running maximum m, and
+  /// the sums l = u * sum p_j and acc = u * sum p_j v_j in units u, a power
+  /// of two halved whenever l passes 1/2. With every part's l at most 1/2,
+  /// l stays <= 1 and |acc| <= l * max |v|: the sum cannot overflow while
+  /// the answer acc / l is finite (it did once Lk * |v| > FLT_MAX). Halving
+  /// is exact, so the numbers are those of the plain recurrence.
+  static Tuple renormalise(const Expr &m, const Expr &l, const Expr &acc, const Expr &u) {
+    Expr big = l > 0.5f;
+    return Tuple(m, select(big, l * 0.5f, l), select(big, acc * 0.5f, acc),
+                 select(big, u * 0.5f, u));
+  }
+
+  /// One of the two rescaling factors is exactly 1 (the larger maximum wins),
+  /// so a single exponent per element does: e = exp(-|mOld - mPart|).
+  /// Returns (alpha, beta): what rescales the state and the part.
+  static std::pair<Expr, Expr> rescaling(const Expr &mOld, const Expr &mPart) {
+    Expr diff = mOld - mPart;
     Expr e = clampedExp(-abs(diff));
     Expr oldWins = diff >= 0.0f;
-    Expr alpha = select(oldWins, 1.0f, e); // rescales what was summed so far
-    Expr beta = select(oldWins, e, 1.0f);  // rescales this part's sums
-    Expr lOld = st[1] * alpha, lNew = lPart * beta, l = lOld + lNew;
-    // o * (lOld / l) + values * (beta / l): each product is <= max |v|. The
-    // weights sit inside selects (which also keep o = 0 while l = 0) so that
-    // LLVM's fast-math reassociation cannot regroup them into o * lOld,
-    // which overflows again.
-    Expr inv = 1.0f / l, seen = l > 0.0f;
-    Expr oldWeight = select(seen, lOld * inv, 0.0f);
-    Expr partWeight = select(seen, (partIsMean ? lNew : beta) * inv, 0.0f);
-    return Tuple(max(st[0], mPart), l, st[2] * oldWeight + values * partWeight);
+    return {select(oldWins, 1.0f, e), select(oldWins, e, 1.0f)};
+  }
+
+  /// The state absorbs a key block with maximum mPart, sum lPart <= 1/2 and
+  /// weighted values accPart (in units of 1).
+  static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
+                      const Expr &accPart) {
+    auto [alpha, beta] = rescaling(st[0], mPart);
+    Expr betaU = beta * st[3]; // the part in the state's units
+    return renormalise(max(st[0], mPart), st[1] * alpha + lPart * betaU,
+                       st[2] * alpha + accPart * betaU, st[3]);
+  }
+
+  /// The state absorbs another state (a key chunk's): both are brought to the
+  /// smaller unit (exact powers of two) before they add.
+  static Tuple absorbState(const Tuple &st, const Tuple &part) {
+    auto [alpha, beta] = rescaling(st[0], part[0]);
+    Expr u = min(st[3], part[3]);
+    Expr a = alpha * (u / st[3]), b = beta * (u / part[3]);
+    return renormalise(max(st[0], part[0]), st[1] * a + part[1] * b, st[2] * a + part[2] * b,
+                       u);
   }
 
   void makeState() {
@@ -491,10 +509,10 @@ private:
     }
     if (pred.defined())
       f.rk.where(pred);
-    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
+    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
     f.state(d, ii, qt, s, h, b) =
         absorb(f.state(d, ii, qt, s, h, b), f.blockMax(ii, qt, kbA, h, b),
-               f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b), false);
+               f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b));
 
     if (f.splits == 1) {
       f.merged(d, ii, qt, h, b) = f.state(d, ii, qt, 0, h, b);
@@ -503,10 +521,9 @@ private:
     // The chunks' partial states merge like key blocks do (empty chunks hold
     // the sentinel maximum and zero sums, so they add nothing).
     f.rs = RDom(0, f.splits, "rs");
-    f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
-    Tuple part = f.state(d, ii, qt, f.rs, h, b);
+    f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
     f.merged(d, ii, qt, h, b) =
-        absorb(f.merged(d, ii, qt, h, b), part[0], part[1], part[2], true);
+        absorbState(f.merged(d, ii, qt, h, b), f.state(d, ii, qt, f.rs, h, b));
   }
 
   /// The merged state of query i, head h (rows r = i * P + h % P).
@@ -543,7 +560,7 @@ private:
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
     Tuple st = mergedAt(d, i, h, b);
-    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2], 0.0f); // o is already the mean
+    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
 
     bool outProj = spec.project == ProjectKind::QKVOut ||
                    spec.project == ProjectKind::SelfQKVOut;
@@ -568,15 +585,14 @@ private:
       ScoreParts parts = finishScore(f, config, env, f.qkWeights(j, i, h, b));
       MaskParts mask = masksFor(env);
       Expr visible = mask.visible && st0[1] > 0.0f;
-      // l carries pScale (makeBlocks), so each probability does too.
-      f.weights(j, i, h, b) =
-          select(visible, clampedExp(parts.score - st0[0]) * pScale / st0[1], 0.0f);
+      // l is in units u and carries pScale: p = exp(s - m) * pScale * u / l.
+      f.weights(j, i, h, b) = select(
+          visible, clampedExp(parts.score - st0[0]) * (pScale * st0[3] / st0[1]), 0.0f);
       constrainOutput(f.weights, "weights");
     }
     if (spec.outputLse) {
-      float logScale = std::log(pScale);
-      f.lse(i, h, b) =
-          select(st0[1] > 0.0f, st0[0] + (log(st0[1]) - logScale), negInfinity());
+      f.lse(i, h, b) = select(st0[1] > 0.0f,
+                              st0[0] + (log(st0[1] / st0[3]) - std::log(pScale)), negInfinity());
       constrainOutput(f.lse, "lse");
     }
   }

@@ -1,7 +1,7 @@
 //===- OverflowTest.cpp - Large values over many keys, overflowing scores ---===//
 //
-// The online softmax keeps the running weighted mean of v, not the sum
-// sum p_j v_j, so no partial result grows with Lk: with q = k = 0 and
+// The online softmax keeps its sums sum p_j v_j and sum p_j in units that
+// halve as they grow, so no partial result grows with Lk: with q = k = 0 and
 // v = 1e34 over 10^5 keys the answer is 1e34 (the sum would be 1e39 = inf in
 // float32). This holds for every |v| <= FLT_MAX / 2, on the plain path and on
 // the decode path whose key chunks merge partial states. Scores beyond the
