@@ -69,9 +69,13 @@ def fmt_speedup(base, ours, approx=False):
 
 
 def roof_cell(config, seconds, results):
-    """% of FMA peak, or for decode: GB/s of K+V read and % of triad."""
+    """% of FMA peak, or for decode: GB/s of K+V read and % of the read
+    bandwidth probed beside the row (triad of the run's start when absent)."""
     if config["memory_bound"]:
         gbs = config["kv_bytes"] / seconds / 1e9
+        if config.get("read_gbs"):
+            return "%.1f GB/s = %.0f%% of read bw (%.1f GB/s)" % (
+                gbs, 100 * gbs / config["read_gbs"], config["read_gbs"])
         return "%.1f GB/s = %.0f%% of triad" % (gbs, 100 * gbs / results["machine"]["triad_gbs"].get("used", results["machine"]["triad_gbs"]["all"]))
     _, peak = peak_of(results)
     return "%.1f%% of peak" % (100 * config["flops"] / seconds / 1e9 / peak)
@@ -181,7 +185,7 @@ def baseline_table(results):
     return rows, notes
 
 
-def write_table(results_dir, results, torch):
+def write_table(results_dir, results, torch, with_roofline):
     m_lines, m_notes = machine_table(results, torch)
     a_rows, a_notes = attnc_table(results)
     b_rows, b_notes = baseline_table(results)
@@ -192,7 +196,8 @@ def write_table(results_dir, results, torch):
             "Median of >= 5 runs after warm-up. GFLOP/s count 2 per multiply-add over visible (query, key) "
             "pairs only. *of roof*: %% of the %s FMA peak on the run's threads (the larger of that probe and threads x the "
             "1-thread probe, since a busy machine only slows a probe down), or for decode (memory bound) the "
-            "K+V bytes read per second and %% of triad bandwidth. *vs X*: X's time / attnc's time "
+            "K+V bytes read per second and %% of a read-bandwidth probe (two 512 MiB arrays) taken right before and after "
+            "the row, the better of the two, since this machine's bandwidth drifts with its neighbours. *vs X*: X's time / attnc's time "
             "(> 1 means attnc is faster). Compile s: one `attnc -o kernel.so` run. *per busy core*: FLOPs "
             "per second of the process's CPU time (all threads) as %% of the 1-thread %s peak, i.e. how fast "
             "the kernel runs while it holds a core; with other processes on the machine the wall time also "
@@ -206,7 +211,8 @@ def write_table(results_dir, results, torch):
     out += b_rows + [""]
     if b_notes:
         out += ["Notes:", ""] + ["- " + n for n in b_notes] + [""]
-    out += ["![roofline](roofline.png)", ""]
+    if with_roofline:
+        out += ["![roofline](roofline.png)", ""]
     text = "\n".join(out)
     with open(os.path.join(results_dir, "table.md"), "w") as f:
         f.write(text)
@@ -255,17 +261,46 @@ def write_roofline(results_dir, results):
     fig.savefig(os.path.join(results_dir, "roofline.png"), dpi=120)
 
 
+def append_history(results_dir, results, torch):
+    """One line per full run in bench/results/history.md, so a regression shows."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "history.md")
+    cells = []
+    for c in results["configs"]:
+        t = timed(c["impls"]["attnc"])
+        if not t or c["impls"]["attnc"]["status"] != "ok":
+            continue
+        cell = roof_cell(c, t, results).split(" (")[0].replace(" = ", " ")
+        blas = timed(c["impls"]["openblas"])
+        if blas:
+            cell += ", %.2fx OpenBLAS" % (blas / t)
+        cells.append("%s: %s" % (c["id"], cell))
+    commit = os.popen("git -C '%s' rev-parse --short HEAD 2>/dev/null" % os.path.dirname(
+        os.path.abspath(__file__))).read().strip() or "?"
+    new = not os.path.exists(path)
+    with open(path, "a") as f:
+        if new:
+            f.write("# Benchmark history: one line per full `bench/run.sh` run\n\n")
+        f.write("- %s, %s, %s, %d threads: %s\n" % (
+            results["timestamp"], commit, results["machine"]["cpu"], results["threads"], "; ".join(cells)))
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     results_dir = sys.argv[1]
     results, torch = load(results_dir)
-    text = write_table(results_dir, results, torch)
+    # The picture first: the table links it only when it was made.
     try:
         write_roofline(results_dir, results)
+        with_roofline = True
     except ImportError as e:
-        print("report.py: no roofline (%s); apt-get install python3-matplotlib" % e, file=sys.stderr)
+        print("report.py: no roofline (%s); install it with scripts/install-deps.sh --bench "
+              "(python3-matplotlib)" % e, file=sys.stderr)
+        with_roofline = False
+    text = write_table(results_dir, results, torch, with_roofline)
+    if not results["quick"]:
+        append_history(results_dir, results, torch)
     print(text)
     return 0
 

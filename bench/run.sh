@@ -52,6 +52,10 @@ elif [[ -n "${OPENBLAS_CORETYPE:-}" ]]; then
   unset OPENBLAS_CORETYPE
 fi
 
+# OpenMP workers of a baseline (OpenBLAS, PyTorch) that spin after their call
+# would steal the cores from the next row's attnc kernel; make them sleep.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
 jobs="${ATTNC_BUILD_JOBS:-2}"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   generator=()

@@ -1,6 +1,6 @@
 //===- Jit.h - Compile .attn source into a cached kernel library -*- C++ -*-===//
 //
-// Run-time compilation (TOOLS.md section 4): `.attn` text is compiled with
+// Run-time compilation (docs/tools.md §4): `.attn` text is compiled with
 // the compiler library (compiler/Driver, linked into libattnrt) into a
 // shared library in the cache directory, keyed by a hash of source, options,
 // target and compiler version, then loaded like any other kernel library.

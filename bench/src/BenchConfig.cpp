@@ -4,11 +4,12 @@
 // compared. The naive loop is the independent referee; on configurations too
 // large to run it whole it computes only the first and last 32 query rows of
 // every head, which still covers the mask's edge cases. A disagreement beyond
-// 1e-4 * max(1, max |ref|) (LANGUAGE.md's accuracy bound, as max |ref| <=
+// 1e-4 * max(1, max |ref|) (the accuracy bound of docs/language.md §2, as max |ref| <=
 // max |v|) marks the implementation "wrong" and is printed.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/src/BenchConfig.h"
+#include "bench/src/Probes.h"
 
 #include "bench/src/AttncKernel.h"
 #include "bench/src/BlasAttention.h"
@@ -194,8 +195,13 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
 
   // --- timing -------------------------------------------------------------
   if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
+    const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
+    if (c.memoryBound)
+      r.readGbs = measureReadBandwidth(pool, probeBytes);
     r.attnc.timing = timeIt([&] { runAttnc(); });
     r.attnc.timed = true;
+    if (c.memoryBound)
+      r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
     kernel->releaseThreads();
   }
   if (c.flops() <= o.naiveMaxFlops) {

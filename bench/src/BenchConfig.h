@@ -43,6 +43,9 @@ struct ConfigResult {
   std::string checkRows;  // "all" or the rows the naive check covered
   double tolerance = 0;
   std::string refSource;  // what the PyTorch baseline is checked against
+  /// Memory-bound rows: the read-bandwidth probe taken right before and right
+  /// after attnc's timing, the better of the two (GB/s); 0 for other rows.
+  double readGbs = 0;
   ImplResult attnc, naive, blas;
 };
 

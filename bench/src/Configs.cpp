@@ -92,7 +92,7 @@ const std::vector<Config> &allConfigs() {
 }
 
 float Config::scale() const {
-  // additive scores carry no default scale (LANGUAGE.md section 3).
+  // additive scores carry no default scale (docs/language.md §4).
   return kind == Kind::Additive ? 1.0f : 1.0f / std::sqrt(float(keyDim()));
 }
 

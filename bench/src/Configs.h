@@ -4,7 +4,7 @@
 // kernel_info[]): the attnc kernel that implements it in bench/kernels.attn,
 // its sizes and mask, and whether it runs in --quick mode. Also the work each
 // configuration does (FLOPs over visible pairs only, minimum bytes moved) and
-// its deterministic inputs, in the argument order of LANGUAGE.md section 7.
+// its deterministic inputs, in the argument order of docs/language.md §6.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

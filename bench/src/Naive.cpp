@@ -2,7 +2,7 @@
 //
 // One function per kind of configuration. The softmax is the textbook
 // three-pass one (max, exp and sum, normalise), in float32 like the kernels;
-// a row without visible keys gets zeros, as LANGUAGE.md section 1 says.
+// a row without visible keys gets zeros, as docs/language.md §2 says.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/src/Naive.h"

@@ -2,7 +2,8 @@
 //
 // Measures the roofs every result is compared with, in the same run: the
 // FP32 FMA peak with AVX-512 (when the CPU has it) and AVX2+FMA, and the
-// STREAM triad bandwidth, each on one thread and on every thread of the pool.
+// STREAM triad bandwidth, each on one thread and on every thread of the pool;
+// and a read-only bandwidth probe that memory-bound rows take beside them.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,6 +26,12 @@ PeakResult measureFmaPeak(const std::string &isa, ThreadPool &pool);
 /// STREAM triad a[i] = b[i] + s * c[i] over arrays far larger than the caches,
 /// counting 3 x 4 bytes per element (2 reads, 1 write); best of several trials, GB/s.
 double measureTriad(ThreadPool &pool, int64_t elements);
+
+/// Read-only bandwidth: the sum of two arrays of `bytesPerArray` each (far
+/// beyond any cache), every worker reading its own slice, as decode reads K
+/// and V; best of several trials, GB/s. The machine's bandwidth drifts with
+/// its neighbours, so memory-bound rows take this probe right beside them.
+double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray);
 
 bool cpuHasAvx512();
 bool cpuHasAvx2Fma();

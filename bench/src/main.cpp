@@ -204,6 +204,8 @@ int main(int argc, char **argv) {
         .field("kv_bytes", c.kvBytes()).field("visible_pairs", c.visiblePairs())
         .field("memory_bound", c.memoryBound).field("check_rows", r.checkRows)
         .field("tolerance", r.tolerance).field("ref_source", r.refSource);
+    if (r.readGbs > 0)
+      j.field("read_gbs", r.readGbs);
     j.key("impls").beginObject();
     writeImpl(j, "attnc", r.attnc);
     writeImpl(j, "naive", r.naive);

@@ -1,6 +1,6 @@
 //===- CommandLine.h - attnc's options, parsed once for every caller -*- C++ -*-===//
 //
-// The command line of TOOLS.md section 2 as a library function, so `attnc`
+// The command line of docs/tools.md §2 as a library function, so `attnc`
 // and the runtime's run-time compilation (which takes the same options as a
 // string, e.g. "-D seq_q=128 --target=host") accept exactly the same forms
 // with the same messages. Splitting an option string into words lives here

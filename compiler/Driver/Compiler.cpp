@@ -198,7 +198,7 @@ private:
                                                : Artifact::Object;
     if (artifact == Artifact::SharedLibrary && options.backend.withRuntime &&
         backend.sharedRuntime.empty()) {
-      // One Halide runtime per process (TOOLS.md section 4): link the shared
+      // One Halide runtime per process (docs/tools.md §4): link the shared
       // runtime library rather than embedding a private copy.
       std::string searched;
       backend.sharedRuntime = findSharedHalideRuntime(searched);
@@ -271,7 +271,7 @@ ExitCode compileSource(const std::string &source, const CompileOptions &options,
     return Compilation(source, options, errs).run();
   } catch (const std::bad_alloc &) {
     // Not a bug and not the input's fault: the memory limit of the machine
-    // or of `ulimit -v` (TOOLS.md section 2: environment, exit 2).
+    // or of `ulimit -v` (docs/tools.md §2: environment, exit 2).
     errs << "attnc: error: " << outOfMemoryMessage() << "\n";
     return EnvironmentFailure;
   } catch (const EnvironmentError &e) {

@@ -31,7 +31,7 @@ struct CompileOptions {
   bool writeHeader = true; // -o also writes NAME.h beside the artifact
 };
 
-/// Exit codes of attnc (TOOLS.md section 2). 2 covers the command line and
+/// Exit codes of attnc (docs/tools.md §2). 2 covers the command line and
 /// the environment it runs in (outputs, TMPDIR, C compiler, memory).
 enum ExitCode {
   Success = 0,

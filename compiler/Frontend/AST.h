@@ -150,7 +150,7 @@ struct MaskTerm {
   SharedExpr expr;    // Custom: boolean expression
 };
 
-/// A kernel with every field checked and defaulted (LANGUAGE.md section 3).
+/// A kernel with every field checked and defaulted (docs/language.md §4).
 struct KernelSpec {
   std::string name;
   SourceLoc loc;

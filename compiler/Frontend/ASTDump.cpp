@@ -1,6 +1,6 @@
 //===- ASTDump.cpp - Stable text dumps of the frontend's data -------------===//
 //
-// Prints resolved kernels field by field in the order of LANGUAGE.md's table,
+// Prints resolved kernels field by field in the order of docs/language.md §4's table,
 // then declared inputs; each line ends with the value's location or
 // `(default)`. Expression trees follow the field they belong to.
 //

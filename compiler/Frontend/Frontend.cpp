@@ -37,7 +37,7 @@ bool dumpTokens(DiagnosticEngine &diag, std::ostream &os) {
 std::optional<ModuleAST> parseModule(DiagnosticEngine &diag) {
   // Syntax errors do not end the run: the kernels they touched are marked
   // (KernelAST::syntaxErrors) and analyzeModule still checks the others, so
-  // one run reports every independent error (LANGUAGE.md section 8).
+  // one run reports every independent error (docs/language.md §8).
   Parser parser(diag);
   return parser.parseModule();
 }

@@ -1,7 +1,7 @@
 //===- Sema.h - From parsed kernels to checked KernelSpecs --------*- C++ -*-===//
 //
-// Resolves the raw fields of a KernelAST into a KernelSpec (LANGUAGE.md
-// sections 2-5): every default applied, every accepted form recognised, every
+// Resolves the raw fields of a KernelAST into a KernelSpec (docs/language.md
+// §3-§5): every default applied, every accepted form recognised, every
 // constraint checked with a located error that lists the accepted forms.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +16,7 @@
 
 namespace attnc {
 
-/// Every field of LANGUAGE.md section 3, in resolution order.
+/// Every field of docs/language.md §4, in resolution order.
 const std::vector<std::string> &knownFieldNames();
 
 /// True for C's keywords (through C11) and bool/true/false: names that

@@ -1,7 +1,7 @@
 //===- SemaExpr.h - Type checking and constant folding of expressions -*- C++ -*-===//
 //
 // Checks the custom `score`, `bias` and `mask` expressions and the constant
-// `scale` / `softcap` expressions of LANGUAGE.md section 5: name resolution
+// `scale` / `softcap` expressions of docs/language.md §5: name resolution
 // (index variables, sizes, declared inputs), call arity, index counts, and
 // types (bool vs numeric, int/float promotion). Fills Expr::type of every node.
 //

@@ -1,6 +1,6 @@
 //===- Signature.cpp - A kernel's arguments in their contract order -------===//
 //
-// Implements LANGUAGE.md section 7: attention inputs, projection weights and
+// Implements docs/language.md §6: attention inputs, projection weights and
 // biases, score weights, mask inputs, declared inputs, then outputs.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- Signature.h - A kernel's arguments in their contract order -*- C++ -*-===//
 //
-// The one place that derives a kernel's argument list (LANGUAGE.md section 7):
+// The one place that derives a kernel's argument list (docs/language.md §6):
 // names, element types, directions and logical shapes (outermost dimension
 // first, each a size name or a constant). MLIRGen, the Halide back end, the
 // header writer and the runtime metadata all read it, so they never disagree.

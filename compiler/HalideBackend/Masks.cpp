@@ -1,6 +1,6 @@
 //===- Masks.cpp - Which keys a query sees --------------------------------===//
 //
-// LANGUAGE.md section 5's masks in Halide: each term's element test (ANDed),
+// docs/language.md §4's masks (`mask`) in Halide: each term's element test (ANDed),
 // and, for interval terms (causal, window, valid_len and the interval handed
 // down by attn-analyze-mask), a conservative test of whether a key block can
 // hold any visible key of a query tile, so the key-block loop skips it.

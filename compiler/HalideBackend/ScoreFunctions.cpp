@@ -1,6 +1,6 @@
 //===- ScoreFunctions.cpp - What each score kind computes ---------------===//
 //
-// LANGUAGE.md section 4 in Halide: the dot product (dot, scaled_dot, custom
+// docs/language.md §4 (`score`) in Halide: the dot product (dot, scaled_dot, custom
 // scores that call dot(q, k)), Luong's general score as a dot product with
 // W-transformed queries, and Bahdanau's additive score with W_q q and W_k k
 // hoisted out of the (i, j) loops. Then scale, softcap and bias (section 1).

@@ -2,8 +2,8 @@
 //
 // A compile can fail because of where it runs: TMPDIR missing, the disk full,
 // no C compiler, CC pointing at the wrong program. None of these is a bug of
-// attnc, so they must not be reported as internal errors (exit 3): TOOLS.md
-// section 2 makes them exit 2, with a message that says what to fix.
+// attnc, so they must not be reported as internal errors (exit 3): docs/tools.md
+// §2 makes them exit 2, with a message that says what to fix.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

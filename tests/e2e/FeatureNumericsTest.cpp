@@ -4,7 +4,7 @@
 // output projections with biases), the lse and weights outputs, and custom
 // score / bias / mask expressions, compiled through the whole attnc pipeline
 // (MLIRGen regions -> passes -> Halide) and compared with a float64 loop
-// that implements LANGUAGE.md sections 1, 5 and 6 directly.
+// that implements docs/language.md §2, §5 and §4 (`project`) directly.
 //
 //===----------------------------------------------------------------------===//
 #include "numerics_kernels.h"
@@ -43,7 +43,7 @@ struct Outputs {
   Ref out, weights, lse;
 };
 
-/// LANGUAGE.md section 1 in float64; q, k, v, out in bhsd.
+/// docs/language.md §2 in float64; q, k, v, out in bhsd.
 Outputs attention(const Problem &p, const Ref &q, const Ref &k, const Ref &v) {
   Outputs r;
   r.out.assign((size_t)p.B * p.H * p.Lq * p.Dv, 0.0);
@@ -98,7 +98,7 @@ Vec uniform(size_t n, std::mt19937 &rng) {
 Ref widen(const Vec &x) { return Ref(x.begin(), x.end()); }
 
 /// x[b, t, :] (+ sinusoidal positions) @ w (+ bias), split into heads:
-/// [B, L, M] -> [B, heads, L, width] (LANGUAGE.md section 6).
+/// [B, L, M] -> [B, heads, L, width] (docs/language.md §4 (`project`)).
 Ref projectHeads(const Vec &x, const Vec &w, const Vec *bias, int B, int L, int M, int heads,
                  int width, bool positional) {
   Ref r((size_t)B * heads * L * width, 0.0);

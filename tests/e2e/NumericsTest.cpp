@@ -2,7 +2,7 @@
 //
 // Each kernel of numerics.attn, compiled by attnc at build time and linked
 // in, runs over a matrix of sizes (1, 3, 17, 257, Lq != Lk both ways) and is
-// compared with a float64 loop that implements LANGUAGE.md section 1
+// compared with a float64 loop that implements docs/language.md §2
 // directly, including bottom-right causal alignment and fully masked rows.
 //
 //===----------------------------------------------------------------------===//
@@ -47,7 +47,7 @@ struct Sizes {
 const Sizes kSizes[] = {{1, 1, 1},   {2, 3, 3},   {1, 17, 17}, {1, 257, 257},
                         {2, 3, 17},  {1, 17, 3},  {1, 257, 17}, {1, 1, 1000}};
 
-/// LANGUAGE.md section 1 in float64, bhsd layout.
+/// docs/language.md §2 in float64, bhsd layout.
 std::vector<double> reference(const KernelCase &kc, const Sizes &s, const std::vector<float> &q,
                               const std::vector<float> &k, const std::vector<float> &v) {
   const int H = kc.H, G = kc.G, D = kc.D, Dv = kc.Dv;

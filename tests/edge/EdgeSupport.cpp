@@ -1,6 +1,6 @@
 //===- EdgeSupport.cpp - Shared pieces of the edge-case tests -------------===//
 //
-// The reference is a direct transcription of LANGUAGE.md section 1 in double
+// The reference is a direct transcription of docs/language.md §2 in double
 // precision, favouring obviousness: scores of visible keys, their maximum,
 // exponentials, sum, probabilities, out = P V and lse = m + log(sum). The
 // runner builds attn tensors over the Problem's vectors in contract order.

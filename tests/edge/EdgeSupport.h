@@ -2,7 +2,7 @@
 //
 // The kernels of edge.attn, compiled by attnc at build time into one shared
 // library (ATTN_EDGE_LIB) and run through libattnrt; a float64 reference of
-// LANGUAGE.md section 1 for the masks they use (causal, valid_len, GQA); and
+// docs/language.md §2 for the masks they use (causal, valid_len, GQA); and
 // the spec's error bound, max |out - ref| <= 1e-4 * max(1, max |v|).
 //
 //===----------------------------------------------------------------------===//
@@ -52,7 +52,7 @@ struct Reference {
 /// throws attn::Error on refusal or kernel failure.
 Result run(const attn::Kernel &kernel, const Problem &p, bool withWeights);
 
-/// LANGUAGE.md section 1 in float64: fully masked rows give out = 0,
+/// docs/language.md §2 in float64: fully masked rows give out = 0,
 /// weights = 0 and lse = -inf.
 Reference reference(const Problem &p);
 

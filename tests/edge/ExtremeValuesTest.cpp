@@ -1,6 +1,6 @@
 //===- ExtremeValuesTest.cpp - Huge scores and denormal inputs --------------===//
 //
-// LANGUAGE.md section 1: softmax is computed stably, so no input within
+// docs/language.md §2: softmax is computed stably, so no input within
 // float range produces inf or NaN. Scores of +-1e4 (far beyond exp's float
 // range of about 88) must give the float64 reference's answer; so must
 // inputs made of denormals, whether or not the hardware flushes them, since

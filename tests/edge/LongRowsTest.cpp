@@ -2,7 +2,7 @@
 //
 // One query row against Lk = 10^6 keys (decode with a very long context):
 // float32 accumulation over 15625 key blocks of the online softmax must stay
-// within LANGUAGE.md's bound of the float64 reference, for uniform inputs
+// within the bound of docs/language.md §2 of the float64 reference, for uniform inputs
 // and for keys whose scores peak late (the running maximum keeps changing).
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- MaskedRowsTest.cpp - Rows with no visible key -----------------------===//
 //
-// LANGUAGE.md section 1: a row with no visible key has out = 0, weights = 0
+// docs/language.md §2: a row with no visible key has out = 0, weights = 0
 // and lse = -inf, never NaN. Such rows arise from valid_len = 0 (or any
 // valid_len <= 0, taken literally by `j < valid_len[b]`) and from causal
 // masks with Lq > Lk, where bottom-right alignment hides every key from the

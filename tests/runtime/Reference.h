@@ -1,7 +1,7 @@
 //===- Reference.h - An attention problem and its float64 reference -*- C++ -*-===//
 //
 // Random bhsd inputs for one attention problem (MHA / GQA, causal,
-// valid_len) and the float64 reference of LANGUAGE.md section 1 with the
+// valid_len) and the float64 reference of docs/language.md §2 with the
 // scaled_dot score, shared by the runtime's end-to-end, run-time
 // compilation and shared-runtime tests.
 //

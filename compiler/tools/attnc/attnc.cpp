@@ -1,6 +1,6 @@
 //===- attnc.cpp - The attention compiler's command line -------------------===//
 //
-// A thin driver: parses the command line of TOOLS.md section 2 (with the
+// A thin driver: parses the command line of docs/tools.md §2 (with the
 // parser the runtime's run-time compilation shares), reads the input file
 // within the limits, refuses outputs that would overwrite it, and hands both
 // to the compiler library. Exit codes: 0 success, 1 errors in the input, 2 bad

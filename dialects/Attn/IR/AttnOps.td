@@ -172,7 +172,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
 }
 
 //===----------------------------------------------------------------------===//
-// Projections (LANGUAGE.md section 6)
+// Projections (docs/language.md §4 (`project`))
 //===----------------------------------------------------------------------===//
 
 def Attn_Tensor3D : TensorRankOf<[F32], [3]>;
@@ -245,7 +245,7 @@ def Attn_ReadOp : Attn_Op<"read", [NoSideEffect]> {
   let summary = "an element of a declared input, indices clamped to its extent";
   let description = [{
     Reads `input[indices]` inside an expression region; an index outside the
-    extent is clamped to it (LANGUAGE.md section 5). Integer elements (i32,
+    extent is clamped to it (docs/language.md §5). Integer elements (i32,
     u8) are returned as index, f32 as f32. `input` must be an operand of the
     op that owns the region.
   }];

@@ -1,6 +1,6 @@
 /*===- attn/runtime.h - libattnrt: load and run attnc kernels ------*- C -*-===*\
 |*                                                                            *|
-|* The C ABI of the attnc runtime (TOOLS.md section 4). It loads a shared     *|
+|* The C ABI of the attnc runtime (docs/tools.md §4). It loads a shared     *|
 |* library made by `attnc model.attn -o libx.so`, lists its kernels and their *|
 |* arguments (name, direction, element type, logical shape with size names),  *|
 |* checks caller tensors against that signature and runs a kernel, returning  *|
@@ -58,8 +58,8 @@ ATTN_API size_t attn_dtype_size(attn_dtype dtype);
 ATTN_API const char *attn_version(void);
 
 /* A caller's tensor: a view, never owned by the runtime. `shape` holds
- * `rank` extents in logical order (outermost first, as in LANGUAGE.md
- * section 7). `strides` are in elements; NULL means dense row-major. This
+ * `rank` extents in logical order (outermost first, as in
+ * docs/language.md §6). `strides` are in elements; NULL means dense row-major. This
  * version accepts only dense row-major tensors: non-NULL strides must equal
  * the dense ones. */
 typedef struct attn_tensor {
@@ -78,7 +78,7 @@ typedef struct attn_dim_info {
   int64_t value;
 } attn_dim_info;
 
-/* One kernel argument, in the contract order of LANGUAGE.md section 7. */
+/* One kernel argument, in the contract order of docs/language.md §6. */
 typedef struct attn_arg_info {
   const char *name;
   int is_output;
@@ -101,7 +101,7 @@ ATTN_API attn_status attn_library_open(const char *path, attn_library **lib,
                                        char *err, size_t errlen);
 
 /* Compiles `.attn` source text at run time with the compiler library linked
- * into libattnrt and loads the result (TOOLS.md section 4). `options` are
+ * into libattnrt and loads the result (docs/tools.md §4). `options` are
  * attnc options as one string (NULL or "" for none): --kernel=NAME,
  * --target=T, --schedule=S, -D FIELD=VALUE. The shared library is kept in
  * the cache directory ($ATTNC_CACHE_DIR, else $XDG_CACHE_HOME/attnc, else

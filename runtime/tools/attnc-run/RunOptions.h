@@ -1,6 +1,6 @@
 //===- RunOptions.h - attnc-run's command line --------------------*- C++ -*-===//
 //
-// The command line of attnc-run (TOOLS.md section 4), parsed apart from
+// The command line of attnc-run (docs/tools.md §4), parsed apart from
 // running so that every usage error is found before any file is touched and
 // reported with exit code 2.
 //

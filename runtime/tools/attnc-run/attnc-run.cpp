@@ -1,7 +1,7 @@
 //===- attnc-run.cpp - Run an attnc kernel on .npy files ------------------===//
 //
 // `attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ... --out
-// ARG=FILE.npy` (TOOLS.md section 4): loads the library (or compiles the
+// ARG=FILE.npy` (docs/tools.md §4): loads the library (or compiles the
 // .attn file through the run-time cache) with libattnrt's C++ API, reads
 // the inputs, allocates outputs from the shapes the inputs imply, runs (or
 // times with --bench) and writes the outputs. Exit codes: 0 success, 1 an
@@ -88,7 +88,7 @@ void listKernels(const attn::Library &lib) {
   }
 }
 
-/// The attention FLOPs of TOOLS.md's bench line, 2*B*H*Lq*Lk*(D+Dv); 0 when
+/// The attention FLOPs of docs/tools.md §6, 2*B*H*Lq*Lk*(D+Dv); 0 when
 /// the kernel's signature does not name all of these sizes.
 double attentionFlops(const attn::Kernel &kernel,
                       const std::vector<attn_tensor> &args) {

@@ -5,7 +5,7 @@
 // into chunks whose partial softmax states are merged, and the dot product
 // runs along d. These tests realize such kernels (fixed and dynamic seq_k,
 // odd sizes, masks, weights / lse, huge scores) and compare with the float64
-// reference within LANGUAGE.md's bound of 1e-4.
+// reference within the bound of docs/language.md §2 (1e-4).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"

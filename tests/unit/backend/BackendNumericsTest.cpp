@@ -4,7 +4,7 @@
 // realizes it on uniform [-1, 1] inputs over a matrix of sizes (1, 3, 17, 257
 // and Lq != Lk, which exercises bottom-right causal alignment and fully masked
 // rows) and checks out / weights / lse against ReferenceAttention within
-// LANGUAGE.md's bound of 1e-4.
+// the bound of docs/language.md §2 (1e-4).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"

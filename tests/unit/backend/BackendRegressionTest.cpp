@@ -38,7 +38,7 @@ struct Result {
   std::vector<double> out, weights, lse; // [B,H,Lq,D], [B,H,Lq,Lk], [B,H,Lq]
 };
 
-/// Section 1 of LANGUAGE.md in double, BHSD layout, GQA by h / (H / G).
+/// docs/language.md §2 in double, BHSD layout, GQA by h / (H / G).
 Result reference(const Sizes &s, const std::vector<float> &q, const std::vector<float> &k,
                  const std::vector<float> &v, const RefScore &score, const RefMask &visible) {
   Result r;

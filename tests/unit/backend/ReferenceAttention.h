@@ -1,6 +1,6 @@
 //===- ReferenceAttention.h - float64 attention for tests -*- C++ -*-===//
 //
-// A direct transcription of LANGUAGE.md section 1 in double precision, on the
+// A direct transcription of docs/language.md §2 in double precision, on the
 // logical row-major tensors of the kernel arguments. Used to check every
 // pipeline the back end builds; it favours obviousness over speed.
 //
