@@ -2,9 +2,10 @@
 //
 // Frontend -> MLIRGen -> pass pipeline -> convert-attn-to-halide -> Halide
 // back end, stopping at the requested stage. Every failure becomes a message
-// and an exit code: input errors are 1; an output that cannot be written is
-// a command-line error (2); MLIR or Halide failures on valid input are
-// internal errors (3) with a request to report them.
+// and an exit code: input errors are 1; a bad output path, an output that
+// cannot be written, a missing TMPDIR or C compiler and running out of
+// memory are errors of the command line or environment (2); MLIR or Halide
+// failures on valid input are internal errors (3) with a request to report.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/Compiler.h"
@@ -12,9 +13,12 @@
 
 #include "compiler/Conversion/AttnToHalide/ConvertAttnToHalide.h"
 #include "compiler/Frontend/Diagnostics.h"
+#include "compiler/Frontend/Limits.h"
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/MLIRGen/MLIRGen.h"
 #include "compiler/Pipeline/Pipeline.h"
+#include "compiler/Support/EnvironmentError.h"
+#include "compiler/Support/OutputFiles.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,9 +26,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <new>
 #include <sstream>
 
 namespace attnc {
@@ -64,17 +66,16 @@ std::string headerPathFor(const std::string &path) {
   return path.substr(0, dot) + ".h";
 }
 
-/// Writes text to -o FILE or stdout; an unwritable -o FILE is a
-/// command-line error.
+/// Writes text to -o FILE or stdout, checked through the close
+/// (compiler/Support); a lost output is exit 2, never a silent success.
 bool writeText(const std::string &text, const std::string &path, std::ostream &errs) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return true;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    errs << "attnc: error: cannot write '" << path << "': " << std::strerror(errno) << "\n";
+  try {
+    if (path.empty() || path == "-")
+      writeStdout(text);
+    else
+      writeFile(path, text);
+  } catch (const EnvironmentError &e) {
+    errs << "attnc: error: " << e.what() << "\n";
     return false;
   }
   return true;
@@ -83,10 +84,18 @@ bool writeText(const std::string &text, const std::string &path, std::ostream &e
 class Compilation {
 public:
   Compilation(const std::string &source, const CompileOptions &options, std::ostream &errs)
-      : options(options), errs(errs), diag(options.inputFile, source, errs),
+      : source(source), options(options), errs(errs), diag(options.inputFile, source, errs),
         backend(options.backend) {}
 
   ExitCode run() {
+    if (source.size() > limits::kMaxSourceBytes) {
+      // The tool refuses such files before reading them; this guards the
+      // runtime's attn_library_compile, which hands over text.
+      errs << "attnc: error: '" << options.inputFile << "' is " << source.size()
+           << " bytes, above the limit of " << limits::kMaxSourceBytes
+           << " bytes (100 MiB) for a source file\n";
+      return InputError;
+    }
     if (options.emit == EmitStage::Runtime)
       return emit(Artifact::RuntimeObject, {});
     if (options.emit == EmitStage::Tokens) {
@@ -111,6 +120,7 @@ public:
   }
 
 private:
+  const std::string &source;
   const CompileOptions &options;
   std::ostream &errs;
   DiagnosticEngine diag;
@@ -216,6 +226,11 @@ private:
     } catch (const halide_backend::CommandLineError &e) {
       errs << "attnc: error: " << e.what() << "\n";
       return UsageError;
+    } catch (const EnvironmentError &e) {
+      errs << "attnc: error: " << e.what() << "\n";
+      return EnvironmentFailure;
+    } catch (const std::bad_alloc &) {
+      throw; // reported once, by compileSource
     } catch (const halide_backend::BackendError &e) {
       // Valid input the back end failed on (a Halide compile error, an
       // invalid LLVM module, a failed link) is a bug of attnc.
@@ -239,9 +254,30 @@ private:
 
 } // namespace
 
+std::vector<std::string> outputFiles(const CompileOptions &options) {
+  std::vector<std::string> files;
+  const std::string &out = options.outputFile;
+  if (out.empty() || out == "-")
+    return files;
+  files.push_back(out);
+  if (options.emit == EmitStage::None && options.writeHeader)
+    files.push_back(headerPathFor(out));
+  return files;
+}
+
 ExitCode compileSource(const std::string &source, const CompileOptions &options,
                        std::ostream &errs) {
-  return Compilation(source, options, errs).run();
+  try {
+    return Compilation(source, options, errs).run();
+  } catch (const std::bad_alloc &) {
+    // Not a bug and not the input's fault: the memory limit of the machine
+    // or of `ulimit -v` (docs/tools.md §2: environment, exit 2).
+    errs << "attnc: error: " << outOfMemoryMessage() << "\n";
+    return EnvironmentFailure;
+  } catch (const EnvironmentError &e) {
+    errs << "attnc: error: " << e.what() << "\n";
+    return EnvironmentFailure;
+  }
 }
 
 } // namespace attnc

@@ -12,6 +12,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace attnc {
 
@@ -30,12 +31,23 @@ struct CompileOptions {
   bool writeHeader = true; // -o also writes NAME.h beside the artifact
 };
 
-/// Exit codes of attnc (docs/tools.md §2).
-enum ExitCode { Success = 0, InputError = 1, UsageError = 2, InternalError = 3 };
+/// Exit codes of attnc (docs/tools.md §2). 2 covers the command line and
+/// the environment it runs in (outputs, TMPDIR, C compiler, memory).
+enum ExitCode {
+  Success = 0,
+  InputError = 1,
+  UsageError = 2,
+  EnvironmentFailure = 2,
+  InternalError = 3
+};
 
 /// Compiles `source` as options say; diagnostics go to `errs`.
 ExitCode compileSource(const std::string &source, const CompileOptions &options,
                        std::ostream &errs);
+
+/// The files a compile with `options` writes (-o FILE, and the header beside
+/// an artifact), so a driver can refuse to overwrite its input.
+std::vector<std::string> outputFiles(const CompileOptions &options);
 
 /// The compiler's version string, part of the runtime cache key.
 const char *compilerVersion();

@@ -31,6 +31,10 @@ constexpr unsigned kMaxInputs = 64;
 /// Fields per kernel (a valid kernel has at most 20; duplicates are errors).
 constexpr unsigned kMaxFields = 256;
 constexpr unsigned kMaxInputRank = 8;
+/// Bytes of one source file. attnc checks the size before reading and reads
+/// at most this much (a device or a pipe cannot feed it without end), and
+/// the driver refuses longer text handed over by the runtime.
+constexpr int64_t kMaxSourceBytes = int64_t(100) << 20;
 /// Errors reported before the compiler stops.
 constexpr unsigned kMaxErrors = 20;
 

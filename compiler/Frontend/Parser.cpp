@@ -13,6 +13,7 @@
 #include "compiler/Frontend/Suggest.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace attnc {
 
@@ -420,6 +421,18 @@ bool Parser::enterNesting(const Token &at) {
   return true;
 }
 
+struct BinaryInfo {
+  TokenKind token;
+  BinaryOp op;
+};
+
+/// One precedence level of binary operators: its operators, and whether
+/// `a op b op c` groups to the left or is an error (comparisons).
+struct BinaryLevel {
+  std::vector<BinaryInfo> ops;
+  bool chains;
+};
+
 namespace {
 /// Leaves one level of expression recursion on scope exit.
 struct DepthScope {
@@ -427,60 +440,61 @@ struct DepthScope {
   ~DepthScope() { --depth; }
 };
 
-struct BinaryInfo {
-  TokenKind token;
-  BinaryOp op;
-};
-
-std::optional<BinaryOp> binaryOpFor(TokenKind kind, std::initializer_list<BinaryInfo> table) {
-  for (const BinaryInfo &row : table)
+std::optional<BinaryOp> binaryOpFor(TokenKind kind, const BinaryLevel &level) {
+  for (const BinaryInfo &row : level.ops)
     if (row.token == kind)
       return row.op;
   return std::nullopt;
 }
 
-const std::initializer_list<BinaryInfo> kComparisons = {
-    {TokenKind::Less, BinaryOp::Lt},         {TokenKind::LessEqual, BinaryOp::Le},
-    {TokenKind::Greater, BinaryOp::Gt},      {TokenKind::GreaterEqual, BinaryOp::Ge},
-    {TokenKind::EqualEqual, BinaryOp::Eq},   {TokenKind::BangEqual, BinaryOp::Ne}};
+const BinaryLevel kOrLevel = {{{TokenKind::KwOr, BinaryOp::Or}}, true};
+const BinaryLevel kAndLevel = {{{TokenKind::KwAnd, BinaryOp::And}}, true};
+const BinaryLevel kComparisonLevel = {
+    {{TokenKind::Less, BinaryOp::Lt},       {TokenKind::LessEqual, BinaryOp::Le},
+     {TokenKind::Greater, BinaryOp::Gt},    {TokenKind::GreaterEqual, BinaryOp::Ge},
+     {TokenKind::EqualEqual, BinaryOp::Eq}, {TokenKind::BangEqual, BinaryOp::Ne}},
+    false};
+const BinaryLevel kAdditiveLevel = {
+    {{TokenKind::Plus, BinaryOp::Add}, {TokenKind::Minus, BinaryOp::Sub}}, true};
+const BinaryLevel kMultiplicativeLevel = {{{TokenKind::Star, BinaryOp::Mul},
+                                           {TokenKind::Slash, BinaryOp::Div},
+                                           {TokenKind::Percent, BinaryOp::Mod}},
+                                          true};
 } // namespace
+
+/// level := operand (OP operand)*     (non-chaining levels: at most one OP)
+ExprPtr Parser::parseBinary(const BinaryLevel &level, ExprPtr (Parser::*operand)()) {
+  ExprPtr lhs = (this->*operand)();
+  while (lhs) {
+    std::optional<BinaryOp> op = binaryOpFor(tok_.kind, level);
+    if (!op)
+      break;
+    ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
+    advance();
+    ExprPtr rhs = (this->*operand)();
+    if (!node || !rhs)
+      return nullptr;
+    if (!level.chains && binaryOpFor(tok_.kind, level)) {
+      errorAt(tok_, "comparisons cannot be chained; join them with 'and' "
+                    "(e.g. 'a < b and b < c')");
+      return nullptr;
+    }
+    node->binaryOp = *op;
+    node->operands.push_back(std::move(lhs));
+    node->operands.push_back(std::move(rhs));
+    lhs = std::move(node);
+  }
+  return lhs;
+}
 
 /// expr := orExpr
 ExprPtr Parser::parseExpr() { return parseOr(); }
 
 /// orExpr := andExpr ('or' andExpr)*
-ExprPtr Parser::parseOr() {
-  ExprPtr lhs = parseAnd();
-  while (lhs && tok_.is(TokenKind::KwOr)) {
-    ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
-    advance();
-    ExprPtr rhs = parseAnd();
-    if (!node || !rhs)
-      return nullptr;
-    node->binaryOp = BinaryOp::Or;
-    node->operands.push_back(std::move(lhs));
-    node->operands.push_back(std::move(rhs));
-    lhs = std::move(node);
-  }
-  return lhs;
-}
+ExprPtr Parser::parseOr() { return parseBinary(kOrLevel, &Parser::parseAnd); }
 
 /// andExpr := notExpr ('and' notExpr)*
-ExprPtr Parser::parseAnd() {
-  ExprPtr lhs = parseNot();
-  while (lhs && tok_.is(TokenKind::KwAnd)) {
-    ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
-    advance();
-    ExprPtr rhs = parseNot();
-    if (!node || !rhs)
-      return nullptr;
-    node->binaryOp = BinaryOp::And;
-    node->operands.push_back(std::move(lhs));
-    node->operands.push_back(std::move(rhs));
-    lhs = std::move(node);
-  }
-  return lhs;
-}
+ExprPtr Parser::parseAnd() { return parseBinary(kAndLevel, &Parser::parseNot); }
 
 /// notExpr := 'not' notExpr | cmpExpr
 ExprPtr Parser::parseNot() {
@@ -502,69 +516,15 @@ ExprPtr Parser::parseNot() {
 
 /// cmpExpr := addExpr [('<' | '<=' | '>' | '>=' | '==' | '!=') addExpr]
 ExprPtr Parser::parseComparison() {
-  ExprPtr lhs = parseAdditive();
-  if (!lhs)
-    return nullptr;
-  std::optional<BinaryOp> op = binaryOpFor(tok_.kind, kComparisons);
-  if (!op)
-    return lhs;
-  ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
-  advance();
-  ExprPtr rhs = parseAdditive();
-  if (!node || !rhs)
-    return nullptr;
-  if (binaryOpFor(tok_.kind, kComparisons)) {
-    errorAt(tok_, "comparisons cannot be chained; join them with 'and' "
-                  "(e.g. 'a < b and b < c')");
-    return nullptr;
-  }
-  node->binaryOp = *op;
-  node->operands.push_back(std::move(lhs));
-  node->operands.push_back(std::move(rhs));
-  return node;
+  return parseBinary(kComparisonLevel, &Parser::parseAdditive);
 }
 
 /// addExpr := mulExpr (('+' | '-') mulExpr)*
-ExprPtr Parser::parseAdditive() {
-  ExprPtr lhs = parseMultiplicative();
-  while (lhs) {
-    std::optional<BinaryOp> op = binaryOpFor(
-        tok_.kind, {{TokenKind::Plus, BinaryOp::Add}, {TokenKind::Minus, BinaryOp::Sub}});
-    if (!op)
-      break;
-    ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
-    advance();
-    ExprPtr rhs = parseMultiplicative();
-    if (!node || !rhs)
-      return nullptr;
-    node->binaryOp = *op;
-    node->operands.push_back(std::move(lhs));
-    node->operands.push_back(std::move(rhs));
-    lhs = std::move(node);
-  }
-  return lhs;
-}
+ExprPtr Parser::parseAdditive() { return parseBinary(kAdditiveLevel, &Parser::parseMultiplicative); }
 
 /// mulExpr := unaryExpr (('*' | '/' | '%') unaryExpr)*
 ExprPtr Parser::parseMultiplicative() {
-  ExprPtr lhs = parseUnary();
-  while (lhs) {
-    std::optional<BinaryOp> op = binaryOpFor(tok_.kind, {{TokenKind::Star, BinaryOp::Mul},
-                                                         {TokenKind::Slash, BinaryOp::Div},
-                                                         {TokenKind::Percent, BinaryOp::Mod}});
-    if (!op)
-      break;
-    ExprPtr node = newNode(ExprKind::Binary, tok_.loc);
-    advance();
-    ExprPtr rhs = parseUnary();
-    if (!node || !rhs)
-      return nullptr;
-    node->binaryOp = *op;
-    node->operands.push_back(std::move(lhs));
-    node->operands.push_back(std::move(rhs));
-    lhs = std::move(node);
-  }
-  return lhs;
+  return parseBinary(kMultiplicativeLevel, &Parser::parseUnary);
 }
 
 /// unaryExpr := '-' unaryExpr | primary

@@ -17,6 +17,8 @@
 
 namespace attnc {
 
+struct BinaryLevel;
+
 class Parser {
 public:
   Parser(DiagnosticEngine &diag, uint32_t bufferId = 0);
@@ -60,6 +62,8 @@ private:
   ExprPtr parseUnary();
   ExprPtr parsePrimary();
   ExprPtr parseCallOrIndex(const Token &name);
+  /// The one loop of every binary level (a row of Parser.cpp's level table).
+  ExprPtr parseBinary(const BinaryLevel &level, ExprPtr (Parser::*operand)());
   ExprPtr newNode(ExprKind kind, SourceLoc loc);
   bool enterNesting(const Token &at);
 

@@ -12,6 +12,7 @@
 #include "compiler/HalideBackend/BackendError.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace Halide;
@@ -427,11 +428,17 @@ private:
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = kMaskedScore;
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = max(f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), bs);
 
-    // Masked keys carry the sentinel; their probability is exactly 0.
+    // Masked keys carry the sentinel; their probability is exactly 0. The
+    // others carry pScale = 2^-ceil(log2(2 blockK)), so a block's sum is at
+    // most 1/2 (see absorb); folded into the row's shift, it costs nothing
+    // per score.
+    pScale = 1.0f;
+    while (pScale * (float)(2 * f.blockK) > 1.0f)
+      pScale *= 0.5f;
     Expr s = f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b);
+    Expr shift = f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) - std::log(pScale);
     f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) =
-        select(s > kMaskedThreshold,
-               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b)), 0.0f);
+        select(s > kMaskedThreshold, clampedExp(s - shift), 0.0f);
 
     Expr p = f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
@@ -444,20 +451,48 @@ private:
   }
 
   Expr keyBlockPredicate;
+  float pScale = 1.0f; // the power of two every probability carries (makeBlocks)
 
-  /// One step of the online softmax: state (m, l, acc) absorbs a part with
-  /// maximum mPart, sum lPart and weighted values accPart.
-  static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
-                      const Expr &accPart) {
-    // One of the two rescaling factors is exactly 1 (the larger maximum
-    // wins), so a single exponent per element does: e = exp(-|mOld - mPart|).
-    Expr diff = st[0] - mPart;
+  /// The state (m, l, acc, u) of the online softmax: running maximum m, and
+  /// the sums l = u * sum p_j and acc = u * sum p_j v_j in units u, a power
+  /// of two halved whenever l passes 1/2. With every part's l at most 1/2,
+  /// l stays <= 1 and |acc| <= l * max |v|: the sum cannot overflow while
+  /// the answer acc / l is finite (it did once Lk * |v| > FLT_MAX). Halving
+  /// is exact, so the numbers are those of the plain recurrence.
+  static Tuple renormalise(const Expr &m, const Expr &l, const Expr &acc, const Expr &u) {
+    Expr big = l > 0.5f;
+    return Tuple(m, select(big, l * 0.5f, l), select(big, acc * 0.5f, acc),
+                 select(big, u * 0.5f, u));
+  }
+
+  /// One of the two rescaling factors is exactly 1 (the larger maximum wins),
+  /// so a single exponent per element does: e = exp(-|mOld - mPart|).
+  /// Returns (alpha, beta): what rescales the state and the part.
+  static std::pair<Expr, Expr> rescaling(const Expr &mOld, const Expr &mPart) {
+    Expr diff = mOld - mPart;
     Expr e = clampedExp(-abs(diff));
     Expr oldWins = diff >= 0.0f;
-    Expr alpha = select(oldWins, 1.0f, e); // rescales what was summed so far
-    Expr beta = select(oldWins, e, 1.0f);  // rescales this part's sums
-    return Tuple(max(st[0], mPart), st[1] * alpha + lPart * beta,
-                 st[2] * alpha + accPart * beta);
+    return {select(oldWins, 1.0f, e), select(oldWins, e, 1.0f)};
+  }
+
+  /// The state absorbs a key block with maximum mPart, sum lPart <= 1/2 and
+  /// weighted values accPart (in units of 1).
+  static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
+                      const Expr &accPart) {
+    auto [alpha, beta] = rescaling(st[0], mPart);
+    Expr betaU = beta * st[3]; // the part in the state's units
+    return renormalise(max(st[0], mPart), st[1] * alpha + lPart * betaU,
+                       st[2] * alpha + accPart * betaU, st[3]);
+  }
+
+  /// The state absorbs another state (a key chunk's): both are brought to the
+  /// smaller unit (exact powers of two) before they add.
+  static Tuple absorbState(const Tuple &st, const Tuple &part) {
+    auto [alpha, beta] = rescaling(st[0], part[0]);
+    Expr u = min(st[3], part[3]);
+    Expr a = alpha * (u / st[3]), b = beta * (u / part[3]);
+    return renormalise(max(st[0], part[0]), st[1] * a + part[1] * b, st[2] * a + part[2] * b,
+                       u);
   }
 
   void makeState() {
@@ -474,7 +509,7 @@ private:
     }
     if (pred.defined())
       f.rk.where(pred);
-    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
+    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
     f.state(d, ii, qt, s, h, b) =
         absorb(f.state(d, ii, qt, s, h, b), f.blockMax(ii, qt, kbA, h, b),
                f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b));
@@ -486,9 +521,9 @@ private:
     // The chunks' partial states merge like key blocks do (empty chunks hold
     // the sentinel maximum and zero sums, so they add nothing).
     f.rs = RDom(0, f.splits, "rs");
-    f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f);
-    Tuple part = f.state(d, ii, qt, f.rs, h, b);
-    f.merged(d, ii, qt, h, b) = absorb(f.merged(d, ii, qt, h, b), part[0], part[1], part[2]);
+    f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
+    f.merged(d, ii, qt, h, b) =
+        absorbState(f.merged(d, ii, qt, h, b), f.state(d, ii, qt, f.rs, h, b));
   }
 
   /// The merged state of query i, head h (rows r = i * P + h % P).
@@ -550,12 +585,14 @@ private:
       ScoreParts parts = finishScore(f, config, env, f.qkWeights(j, i, h, b));
       MaskParts mask = masksFor(env);
       Expr visible = mask.visible && st0[1] > 0.0f;
-      f.weights(j, i, h, b) =
-          select(visible, clampedExp(parts.score - st0[0]) / st0[1], 0.0f);
+      // l is in units u and carries pScale: p = exp(s - m) * pScale * u / l.
+      f.weights(j, i, h, b) = select(
+          visible, clampedExp(parts.score - st0[0]) * (pScale * st0[3] / st0[1]), 0.0f);
       constrainOutput(f.weights, "weights");
     }
     if (spec.outputLse) {
-      f.lse(i, h, b) = select(st0[1] > 0.0f, st0[0] + log(st0[1]), negInfinity());
+      f.lse(i, h, b) = select(st0[1] > 0.0f,
+                              st0[0] + (log(st0[1] / st0[3]) - std::log(pScale)), negInfinity());
       constrainOutput(f.lse, "lse");
     }
   }

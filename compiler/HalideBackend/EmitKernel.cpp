@@ -3,9 +3,11 @@
 // buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module,
 // Halide::link_modules, one LLVM module (plus RunWrapper's additions), then
 // the requested artifact: LLVM's object/assembly/IR writers, Halide's static
-// library writer, `cc -shared` for shared libraries, Module::compile for the
-// lowered statement, and our own header and Halide printers. Every Halide or
-// system failure becomes a BackendError.
+// library writer, `cc -shared` for shared libraries (compiler/Support runs
+// it and owns temporary files and checked writes), Module::compile for the
+// lowered statement, and our own header and Halide printers. Every Halide
+// failure becomes a BackendError; failures of the machine (TMPDIR, disk, C
+// compiler) stay EnvironmentErrors.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
@@ -14,6 +16,10 @@
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "compiler/Support/EnvironmentError.h"
+#include "compiler/Support/OutputFiles.h"
+#include "compiler/Support/Subprocess.h"
+#include "compiler/Support/TempFiles.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/LLVMContext.h>
@@ -27,13 +33,9 @@
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <spawn.h>
 #include <sstream>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 using namespace Halide;
 
@@ -43,28 +45,6 @@ namespace attnc::halide_backend {
 using Halide::Expr;
 
 namespace {
-
-/// A file in $TMPDIR removed when it goes out of scope.
-class TempFile {
-public:
-  explicit TempFile(const std::string &suffix) {
-    const char *dir = std::getenv("TMPDIR");
-    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/attnc-XXXXXX" + suffix;
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    int fd = mkstemps(buf.data(), (int)suffix.size());
-    if (fd < 0)
-      throw BackendError("cannot create a temporary file '" + pattern +
-                         "': " + std::strerror(errno));
-    close(fd);
-    path_ = buf.data();
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string &path() const { return path_; }
-
-private:
-  std::string path_;
-};
 
 bool isText(Artifact artifact) {
   switch (artifact) {
@@ -79,27 +59,12 @@ bool isText(Artifact artifact) {
   }
 }
 
+/// Checked writes (compiler/Support): a lost output is an error, not exit 0.
 void writeOutput(const std::string &path, const std::string &data) {
-  if (path == "-") {
-    if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size() ||
-        std::fflush(stdout) != 0)
-      throw CommandLineError("cannot write to standard output");
-    return;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out)
-    out.write(data.data(), (std::streamsize)data.size());
-  if (!out)
-    throw CommandLineError("cannot write '" + path + "': " + std::strerror(errno));
-}
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw BackendError("cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  if (path == "-")
+    writeStdout(data);
+  else
+    writeFile(path, data);
 }
 
 std::string baseName(const std::string &path) {
@@ -107,33 +72,6 @@ std::string baseName(const std::string &path) {
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   size_t dot = base.find('.');
   return dot == std::string::npos ? base : base.substr(0, dot);
-}
-
-/// Runs `argv` (searched on PATH) and waits; throws with `what` on failure.
-void runTool(const std::vector<std::string> &argv, const std::string &what) {
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int err = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  if (err != 0)
-    throw BackendError("cannot run '" + argv[0] + "' to " + what + ": " + std::strerror(err) +
-                       " (is a C compiler installed and on PATH?)");
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw BackendError("waiting for '" + argv[0] + "' failed: " + std::strerror(errno));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string cmd;
-    for (const std::string &a : argv)
-      cmd += (cmd.empty() ? "" : " ") + a;
-    throw BackendError("'" + cmd + "' failed (" +
-                       (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                          : std::string("killed by a signal")) +
-                       ") while trying to " + what);
-  }
 }
 
 /// Fails early, before minutes of compiling, when `path` cannot be created:
@@ -237,9 +175,11 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   }
   case Artifact::Stmt: {
     CompiledKernels kernels = compileKernels(configs, options, target, true);
-    TempFile stmt(".stmt");
-    kernels.module.compile({{OutputFileType::stmt, stmt.path()}});
-    writeOutput(path, readFile(stmt.path()));
+    // What Module::compile writes for OutputFileType::stmt, printed in memory:
+    // its unchecked file write lost the text on a full disk.
+    std::ostringstream stmt;
+    stmt << kernels.module;
+    writeOutput(path, stmt.str());
     return;
   }
   default:
@@ -277,9 +217,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   case Artifact::SharedLibrary: {
     TempFile object(".o");
     writeOutput(object.path(), objectCode(*module));
-    const char *cc = std::getenv("CC");
-    std::vector<std::string> command = {cc && *cc ? cc : "cc", "-shared", "-o", path,
-                                        object.path()};
+    std::vector<std::string> command = {"-shared", "-o", path, object.path()};
     if (linkSharedRuntime) {
       // DT_NEEDED on the runtime's soname, found through the RUNPATH of its
       // folder; a process that already holds the runtime reuses that copy.
@@ -291,7 +229,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     }
     for (const char *lib : {"-lpthread", "-ldl", "-lm"})
       command.push_back(lib);
-    runTool(command, "link the shared library '" + path + "'");
+    runCCompiler(command, "link the shared library '" + path + "'");
     return;
   }
   default:
@@ -322,6 +260,10 @@ void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions
   try {
     emit(configs, options, artifact, path);
   } catch (const BackendError &) {
+    throw;
+  } catch (const EnvironmentError &) {
+    throw; // the machine's fault (TMPDIR, disk, C compiler): exit 2, not a bug
+  } catch (const std::bad_alloc &) {
     throw;
   } catch (const Halide::CompileError &e) {
     throw BackendError(std::string("Halide compile error: ") + e.what());

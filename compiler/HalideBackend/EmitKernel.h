@@ -40,7 +40,8 @@ public:
 
 /// Emits one artifact holding every kernel of `configs` to `path` ("-" =
 /// stdout, text artifacts only). Throws BackendError (with a clear message) on
-/// any failure; no Halide exception escapes.
+/// any failure, EnvironmentError for the machine's (TMPDIR, disk, C compiler),
+/// std::bad_alloc when memory runs out; no Halide exception escapes.
 void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
                   Artifact artifact, const std::string &path);
 

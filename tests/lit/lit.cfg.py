@@ -13,6 +13,11 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attnc_obj_root, "tests", "lit")
 
+# ASan reserves terabytes of address space: tests that set `ulimit -v` say
+# `UNSUPPORTED: asan`.
+if config.attnc_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
+
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%srcroot", config.attnc_src_root))

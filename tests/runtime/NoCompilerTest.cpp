@@ -1,7 +1,7 @@
 //===- NoCompilerTest.cpp - Running prebuilt kernels loads no compiler ----===//
 //
 // libattnrt loads, inspects and runs kernel libraries without LLVM, MLIR or
-// libHalide in the process (TOOLS.md 7.3): they come only with the compiler
+// libHalide in the process (docs/tools.md §4): they come only with the compiler
 // plugin, on the first attn_library_compile. Checked on the process's own
 // memory map after a real library was opened and a kernel checked.
 //

@@ -2,7 +2,7 @@
 # Fails when the shared library $1 depends (DT_NEEDED) on anything but the
 # shared Halide runtime and the C/C++ system libraries: the loader part of
 # the runtime must not pull in LLVM, MLIR, libHalide or their dependencies
-# (TOOLS.md 7.3). Prints the NEEDED list either way.
+# (docs/tools.md §4). Prints the NEEDED list either way.
 set -eu
 lib=${1:?usage: check_needed.sh LIBRARY}
 needed=$(readelf -dW "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

@@ -2,17 +2,21 @@
 //
 // A thin driver: parses the command line of docs/tools.md §2 (with the
 // parser the runtime's run-time compilation shares), reads the input file
-// and hands both to the compiler library. Exit codes: 0 success, 1 errors in
-// the input, 2 bad command line, 3 internal error.
+// within the limits, refuses outputs that would overwrite it, and hands both
+// to the compiler library. Exit codes: 0 success, 1 errors in the input, 2 bad
+// command line or environment (outputs, TMPDIR, C compiler, memory), 3
+// internal error. Nothing ends in a signal the compile caused itself.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/CommandLine.h"
 #include "compiler/Driver/Compiler.h"
+#include "compiler/Driver/InputFile.h"
+#include "compiler/Driver/ProcessGuards.h"
+#include "compiler/Support/EnvironmentError.h"
+#include "compiler/Support/OutputFiles.h"
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
-#include <sys/stat.h>
+#include <new>
 
 using namespace attnc;
 
@@ -22,7 +26,7 @@ static int usageError(const std::string &message) {
   return UsageError;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   CommandLine cl;
   std::string error;
   if (!parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), cl, error))
@@ -48,33 +52,45 @@ int main(int argc, char **argv) {
     return usageError("nothing to do: give -o FILE or --emit=STAGE");
 
   std::string source;
-  if (options.inputFile == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    source = ss.str();
-    options.inputFile = "<stdin>";
-  } else {
-    // An ifstream opens a directory and reads nothing from it, which would
-    // pass for an empty file ("no kernel in the file").
-    struct stat st;
-    if (stat(options.inputFile.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      std::cerr << "attnc: error: cannot read '" << options.inputFile << "': it is a directory\n";
-      return InputError;
-    }
-    std::ifstream in(options.inputFile, std::ios::binary);
-    if (!in) {
-      std::cerr << "attnc: error: cannot open '" << options.inputFile << "'\n";
-      return InputError;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    source = ss.str();
+  FileIdentity input;
+  if (!readSourceFile(options.inputFile, source, input, error)) {
+    std::cerr << "attnc: error: " << error << "\n";
+    return InputError;
   }
+  if (options.inputFile == "-")
+    options.inputFile = "<stdin>";
+  // As gcc does: `attnc kernel.h -o kernel.o` would replace the source with
+  // the generated header.
+  std::vector<std::string> outputs = outputFiles(options);
+  if (outputs.size() == 2 && outputs[0] == outputs[1])
+    return usageError("-o '" + outputs[0] + "' would be overwritten by the header written "
+                      "beside it; name the artifact FILE.o, FILE.a or FILE.so");
+  std::string clash = outputNamingInput(input, outputs);
+  if (!clash.empty())
+    return usageError("input file '" + options.inputFile + "' is the same as output file '" +
+                      clash + "'");
+  return compileSource(source, options, std::cerr);
+}
+
+int main(int argc, char **argv) {
+  installProcessGuards();
+  int code;
   try {
-    return compileSource(source, options, std::cerr);
+    code = run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "attnc: error: " << outOfMemoryMessage() << "\n";
+    code = EnvironmentFailure;
   } catch (const std::exception &e) {
     std::cerr << "attnc: internal error: " << e.what()
               << "\nPlease report this with the input file and command line.\n";
-    return InternalError;
+    code = InternalError;
   }
+  // Output printed with --emit, --help or --version must have arrived (a
+  // failed write already reported itself).
+  std::string error;
+  if (code == Success && !flushStdout(error)) {
+    std::cerr << "attnc: error: " << error << "\n";
+    return EnvironmentFailure;
+  }
+  return code;
 }
