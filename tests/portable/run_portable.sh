@@ -6,7 +6,7 @@
 # ctest reports as "skipped" with the reason printed here.
 #   run_portable.sh ATTNC SRC_DIR WORK_DIR CASE
 # CASE: portable-native | portable-haswell | portable-nehalem |
-#       host-on-nehalem | aarch64
+#       host-on-nehalem | runtime-on-nehalem | aarch64
 set -euo pipefail
 attnc=$1 src=$2 work=$3 case=$4
 mkdir -p "$work/$case"
@@ -47,6 +47,23 @@ case $case in
     # The host's AVX-512 variant must refuse cleanly on an SSE4.2 CPU.
     expect 3 qemu-x86_64 -cpu Nehalem ./app
     grep -q "returned -100" out.txt || { echo "FAIL: expected error -100"; exit 1; } ;;
+  runtime-on-nehalem)
+    # Through libattnrt the refusal is a message naming what the CPU lacks.
+    need qemu-x86_64 "Debian's qemu-user"
+    "$attnc" "$src/portable.attn" -o libhost.so
+    "${PYTHON:-/usr/bin/python3}" - <<'PY'
+import numpy as np
+rng = np.random.default_rng(1)
+for name, shape in (("q", (2, 4, 13, 16)), ("k", (2, 2, 13, 16)), ("v", (2, 2, 13, 16))):
+    np.save(name + ".npy", rng.uniform(-1, 1, shape).astype("<f4"))
+PY
+    run=("$(dirname "$attnc")/attnc-run" libhost.so --in q=q.npy --in k=k.npy --in v=v.npy --out out=out.npy)
+    expect 0 "${run[@]}"
+    rm out.npy
+    expect 1 qemu-x86_64 -cpu Nehalem "${run[@]}"
+    grep -q "kernel 'gqa_alibi' cannot run on this CPU: it lacks avx, avx2, fma, f16c, " out.txt ||
+      { echo "FAIL: expected the missing-features message"; exit 1; }
+    [[ ! -e out.npy ]] || { echo "FAIL: a refused run wrote its output"; exit 1; } ;;
   aarch64)
     need qemu-aarch64 "Debian's qemu-user"
     need aarch64-linux-gnu-gcc "Debian's gcc-aarch64-linux-gnu"
