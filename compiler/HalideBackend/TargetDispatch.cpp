@@ -13,6 +13,7 @@
 
 #include "abi/CpuFeatures.h"
 
+#include <llvm/ADT/Triple.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
@@ -131,12 +132,16 @@ llvm::Function *cpuFeaturesFunction(llvm::Module &module) {
   auto *fn = llvm::Function::Create(llvm::FunctionType::get(i64, false),
                                     llvm::GlobalValue::LinkOnceODRLinkage, name, module);
   fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
-  fn->setComdat(module.getOrInsertComdat(name));
   auto *cache = new llvm::GlobalVariable(module, i64, false, llvm::GlobalValue::LinkOnceODRLinkage,
                                          llvm::ConstantInt::get(i64, 0),
                                          std::string(name) + "_cache");
   cache->setVisibility(llvm::GlobalValue::HiddenVisibility);
-  cache->setComdat(module.getOrInsertComdat(cache->getName()));
+  // One copy per linked program where the format has COMDAT groups (ELF);
+  // Mach-O merges linkonce definitions without them.
+  if (llvm::Triple(module.getTargetTriple()).supportsCOMDAT()) {
+    fn->setComdat(module.getOrInsertComdat(name));
+    cache->setComdat(module.getOrInsertComdat(cache->getName()));
+  }
 
   llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::BasicBlock *compute = llvm::BasicBlock::Create(ctx, "compute", fn);
