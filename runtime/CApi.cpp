@@ -207,6 +207,10 @@ const char *attn_kernel_target(const attn_kernel *kernel) {
   return kernel ? kernel->impl->target().c_str() : nullptr;
 }
 
+const char *attn_kernel_variants(const attn_kernel *kernel) {
+  return kernel ? kernel->impl->variants().c_str() : nullptr;
+}
+
 size_t attn_kernel_arg_count(const attn_kernel *kernel) {
   return kernel ? kernel->impl->argumentInfos().size() : 0;
 }

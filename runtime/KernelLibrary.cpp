@@ -10,6 +10,9 @@
 #include "runtime/KernelLibrary.h"
 
 #include "runtime/ElfCheck.h"
+
+#include "abi/CpuFeatures.h"
+
 #include "runtime/HalideHooks.h"
 
 #include <HalideRuntime.h>
@@ -21,6 +24,54 @@
 #include <set>
 
 namespace attnc::runtime {
+
+/// "kernel 'k' cannot run on this CPU: it lacks F1, F2 needed by ..." for the
+/// variant that misses the fewest features (docs/targets.md).
+static std::string missingFeaturesMessage(const std::string &kernel,
+                                          const std::string &variants) {
+  std::string best, bestTarget;
+  size_t bestCount = SIZE_MAX, count = 0, pos = 0;
+  std::string targets;
+  while (pos < variants.size()) {
+    size_t end = variants.find('\n', pos);
+    if (end == std::string::npos)
+      end = variants.size();
+    std::string line = variants.substr(pos, end - pos);
+    pos = end + 1;
+    size_t space = line.find(' ');
+    std::string target = line.substr(0, space);
+    std::vector<std::string> features;
+    if (space != std::string::npos) {
+      std::string list = line.substr(space + 1);
+      for (size_t p = 0; p < list.size() && list != "-";) {
+        size_t comma = list.find(',', p);
+        if (comma == std::string::npos)
+          comma = list.size();
+        features.push_back(list.substr(p, comma - p));
+        p = comma + 1;
+      }
+    }
+    std::vector<std::string> missing = missingCpuFeatures(features);
+    targets += (targets.empty() ? "" : ", ") + target;
+    ++count;
+    if (missing.size() < bestCount) {
+      bestCount = missing.size();
+      bestTarget = target;
+      best.clear();
+      for (const std::string &m : missing)
+        best += (best.empty() ? "" : ", ") + m;
+    }
+  }
+  if (count == 0)
+    return "kernel '" + kernel + "' cannot run on this CPU: it lacks instruction-set "
+           "features the kernel was compiled for; rebuild with --target=portable or a "
+           "target this CPU has";
+  return "kernel '" + kernel + "' cannot run on this CPU: it lacks " + best +
+         (count == 1 ? " needed by its only variant (" + bestTarget + ")"
+                     : " needed by its closest variant (" + bestTarget +
+                           "; variants: " + targets + ")") +
+         "; rebuild with --target=portable or a target this CPU has";
+}
 
 namespace {
 constexpr size_t kMaxKernels = 4096;
@@ -237,6 +288,10 @@ attn_status Kernel::run(const attn_tensor *tensors, size_t count,
 
   ErrorCapture capture;
   int code = argv_(argv.data());
+  if (code == kErrorMissingCpuFeatures) {
+    error = missingFeaturesMessage(name_, variants_);
+    return ATTN_ERROR_KERNEL;
+  }
   if (code != 0) {
     std::string message = capture.message();
     error = "kernel '" + name_ + "' failed: " +
@@ -314,6 +369,10 @@ std::unique_ptr<KernelLibrary> KernelLibrary::open(const std::string &path,
       error = who + "kernel '" + name + "' has no '" + name + missing + "'";
       return nullptr;
     }
+    // Optional: libraries from before multi-target objects lack it.
+    if (const char *variants = static_cast<const char *>(
+            dlsym(handle, (name + "_attnc_targets").c_str())))
+      kernel->variants_.assign(variants, strnlen(variants, 1 << 16));
     if (!readSignature(signature, kernel->args_)) {
       error = who + "kernel '" + name + "' has a malformed '" + name +
               "_attnc_signature'";

@@ -25,6 +25,9 @@ class Kernel {
 public:
   const std::string &name() const { return name_; }
   const std::string &target() const { return target_; }
+  /// The compiled variants, one line each: "<target> <cpu features>" (see
+  /// docs/targets.md); empty for libraries made before attnc recorded them.
+  const std::string &variants() const { return variants_; }
   const std::vector<ArgSpec> &arguments() const { return args_; }
   const std::vector<attn_arg_info> &argumentInfos() const { return infos_; }
 
@@ -42,6 +45,7 @@ private:
 
   std::string name_;
   std::string target_;
+  std::string variants_;
   int (*argv_)(void **) = nullptr;
   std::vector<ArgSpec> args_;  // contract order
   std::vector<int> slots_;     // argv slot of args_[i]

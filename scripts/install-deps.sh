@@ -11,6 +11,8 @@ packages=(
   # Halide 14's CMake package needs PNG, ZLIB and JPEG found; these are only
   # Recommends of libhalide14-0-dev, which --no-install-recommends skips.
   libpng-dev zlib1g-dev libjpeg-dev
+  # tests/portable: kernels run as other CPUs (qemu-x86_64 -cpu ...) and as aarch64.
+  qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-matplotlib python3-torch)

@@ -84,11 +84,13 @@ static std::string firstError(const std::string &log) {
 }
 
 AttncKernel::AttncKernel(const std::string &attnc, const std::string &source,
-                         const std::string &name, const std::string &dir)
+                         const std::string &target, const std::string &name,
+                         const std::string &dir)
     : kernelName(name) {
-  std::string attnPath = dir + "/" + name + ".attn";
-  std::string libPath = dir + "/" + name + ".so";
-  std::string logPath = dir + "/" + name + ".log";
+  std::string file = target.empty() ? name : name + "_" + target;
+  std::string attnPath = dir + "/" + file + ".attn";
+  std::string libPath = dir + "/" + file + ".so";
+  std::string logPath = dir + "/" + file + ".log";
   {
     std::ofstream f(attnPath);
     f << source;
@@ -98,6 +100,8 @@ AttncKernel::AttncKernel(const std::string &attnc, const std::string &source,
     }
   }
   std::vector<std::string> argv = {attnc, attnPath, "-o", libPath};
+  if (!target.empty())
+    argv.push_back("--target=" + target);
   std::vector<char *> cargv;
   for (auto &a : argv)
     cargv.push_back(a.data());

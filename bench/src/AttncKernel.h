@@ -23,7 +23,8 @@ std::string extractKernel(const std::string &fileText, const std::string &name,
 class AttncKernel {
 public:
   /// Compiles `source` (one kernel named `name`) in `dir` with `attnc`.
-  AttncKernel(const std::string &attnc, const std::string &source,
+  /// `target`: attnc's --target (empty: host).
+  AttncKernel(const std::string &attnc, const std::string &source, const std::string &target,
               const std::string &name, const std::string &dir);
   ~AttncKernel();
   AttncKernel(const AttncKernel &) = delete;

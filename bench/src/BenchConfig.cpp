@@ -127,7 +127,7 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
     } else {
       std::string dir = o.outDir + "/kernels";
       mkdir(dir.c_str(), 0755);
-      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.kernel, dir);
+      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.target, c.kernel, dir);
       r.attnc.compileSeconds = kernel->compileSeconds();
       r.attnc.status = kernel->status();
       r.attnc.note = kernel->message();

@@ -83,6 +83,16 @@ static std::vector<Config> buildConfigs() {
   win.id = win.kernel = "window256_n8192";
   win.label = "MHA H=8 D=64 N=8192 window 256";
   all.push_back(win);
+
+  // The portable object (docs/targets.md) against the host one, same kernel:
+  // dispatch happens once per call, so they should run alike.
+  for (int64_t n : {512, 2048}) {
+    Config portable = sdpa(n, false, n == 512);
+    portable.id += "_portable";
+    portable.label += ", --target=portable";
+    portable.target = "portable";
+    all.push_back(portable);
+  }
   return all;
 }
 

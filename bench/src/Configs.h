@@ -30,6 +30,7 @@ struct Config {
   int64_t modelDim = 0; // Kind::Projection (self_qkv_out, no biases)
   bool memoryBound = false; // decode: report bandwidth, not % of peak
   bool quick = false;       // part of the --quick smoke run
+  std::string target;       // attnc --target (empty: host)
 
   int64_t keyDim() const { return D; }
   float scale() const; // the kernel's score scale

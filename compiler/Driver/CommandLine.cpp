@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/CommandLine.h"
+#include "compiler/HalideBackend/EmitKernel.h"
+#include "compiler/HalideBackend/TargetDispatch.h"
 
 #include <Halide.h>
 
@@ -26,7 +28,9 @@ const char *commandLineUsage() {
                         stmt, llvm, asm, header; `--emit=runtime -o rt.o` writes
                         the Halide runtime alone
   --kernel=NAME         only this kernel (repeatable); default every kernel
-  --target=T            Halide target string (host, x86-64-linux-avx2, arm-64-linux, ...)
+  --target=T            Halide target string (host, x86-64-linux-avx2, arm-64-linux, ...),
+                        portable, or a comma-separated list: one variant per
+                        target, picked at run time (docs/targets.md)
   --no-runtime          leave the Halide runtime out (link rt.o from
                         --emit=runtime, or libattnc_halide_runtime, once per app)
   --schedule=S          tuned (default), simple, or auto (Halide autoscheduler)
@@ -80,7 +84,8 @@ bool checkSharedLibraryTarget(const CompileOptions &options, std::string &error)
   if (options.emit != EmitStage::None || !endsWith(options.outputFile, ".so") ||
       target.empty() || target == "host")
     return true;
-  Halide::Target wanted(target), host = Halide::get_host_target();
+  Halide::Target host = Halide::get_host_target();
+  Halide::Target wanted = halide_backend::parseTarget(target, true); // checked when parsed
   if (wanted.arch == host.arch && wanted.bits == host.bits && wanted.os == host.os)
     return true;
   error = "shared libraries are linked for the host target only; use -o FILE.o or -o FILE.a "
@@ -118,10 +123,10 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
     } else if (optionValue(args, i, "--kernel", value)) {
       options.frontend.kernels.push_back(value);
     } else if (optionValue(args, i, "--target", value)) {
-      if (value != "host" && !Halide::Target::validate_target_string(value)) {
-        error = "invalid target '" + value +
-                "': expected a Halide target string such as 'host', "
-                "'x86-64-linux-avx2' or 'arm-64-linux'";
+      try {
+        halide_backend::parseTargets(value, true);
+      } catch (const halide_backend::BackendError &e) {
+        error = e.what();
         return false;
       }
       options.backend.target = value;

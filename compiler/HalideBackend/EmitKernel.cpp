@@ -16,6 +16,7 @@
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "compiler/HalideBackend/TargetDispatch.h"
 #include "compiler/Support/EnvironmentError.h"
 #include "compiler/Support/OutputFiles.h"
 #include "compiler/Support/Subprocess.h"
@@ -134,6 +135,39 @@ std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMCo
   return module;
 }
 
+/// x86-64: one variant of every kernel per target, the runtime and the
+/// dispatchers built for the baseline (TargetDispatch.h).
+std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfig> &configs,
+                                                const EmitOptions &options,
+                                                const std::vector<Target> &targets,
+                                                llvm::LLVMContext &ctx) {
+  std::vector<Variant> variants;
+  std::vector<const AttentionConfig *> compiled;
+  for (const Target &target : targets) {
+    CompiledKernels kernels =
+        compileKernels(configs, options, target.with_feature(Target::NoRuntime), true);
+    variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
+    if (!variants.back().module)
+      throw BackendError("Halide produced no LLVM module for " + target.to_string());
+    compiled = kernels.configs;
+  }
+  // An empty Halide module: the runtime (unless no_runtime) and the flags of
+  // the baseline target, which the object writer's target machine reads.
+  std::unique_ptr<llvm::Module> module =
+      compile_module_to_llvm_module(Halide::Module("attnc_dispatch", baselineOf(targets[0])), ctx);
+  std::vector<std::string> names;
+  for (const AttentionConfig *config : compiled)
+    names.push_back(config->name);
+  linkVariants(*module, std::move(variants), names);
+  addRunWrappers(*module, compiled);
+  pinBaselineTarget(*module);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os))
+    throw BackendError("internal error: the generated LLVM module is invalid: " + os.str());
+  return module;
+}
+
 std::string objectCode(llvm::Module &module) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
@@ -150,11 +184,15 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   checkWritable(path);
   // A shared library linked against the shared runtime carries none itself.
   bool linkSharedRuntime = artifact == Artifact::SharedLibrary && !options.sharedRuntime.empty();
-  Target target = parseTarget(options.target, options.withRuntime && !linkSharedRuntime);
+  std::vector<Target> targets =
+      parseTargets(options.target, options.withRuntime && !linkSharedRuntime);
+  // The printed stages (Halide, statement) show the first target's kernel.
+  Target target = targets[0];
 
   switch (artifact) {
   case Artifact::RuntimeObject:
-    compile_standalone_runtime(path, target.without_feature(Target::NoRuntime));
+    // Built for the baseline ISA: kernels of every variant share it.
+    compile_standalone_runtime(path, baselineOf(target).without_feature(Target::NoRuntime));
     return;
   case Artifact::Header: {
     std::vector<const AttentionConfig *> list;
@@ -186,9 +224,18 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     break;
   }
 
-  CompiledKernels kernels = compileKernels(configs, options, target, true);
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = lowerToLLVM(kernels, ctx);
+  std::unique_ptr<llvm::Module> module;
+  if (usesDispatch(targets)) {
+    module = lowerWithDispatch(configs, options, targets, ctx);
+  } else {
+    CompiledKernels kernels = compileKernels(configs, options, target, true);
+    module = lowerToLLVM(kernels, ctx);
+    std::vector<std::string> names;
+    for (const AttentionConfig *config : kernels.configs)
+      names.push_back(config->name);
+    addTargetsTable(*module, names, describeTarget(target));
+  }
   switch (artifact) {
   case Artifact::LLVMIR: {
     std::string text;
@@ -240,19 +287,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
 } // namespace
 
 Target parseTarget(const std::string &text, bool withRuntime) {
-  Target target;
-  if (text.empty() || text == "host") {
-    target = get_host_target();
-  } else {
-    if (!Target::validate_target_string(text))
-      throw CommandLineError("invalid target '" + text +
-                         "': expected a Halide target string such as 'host', "
-                         "'x86-64-linux-avx2' or 'arm-64-linux'");
-    target = Target(text);
-  }
-  if (!withRuntime)
-    target = target.with_feature(Target::NoRuntime);
-  return target;
+  return parseTargets(text, withRuntime)[0];
 }
 
 void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions &options,

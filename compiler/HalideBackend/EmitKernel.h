@@ -45,8 +45,9 @@ public:
 void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
                   Artifact artifact, const std::string &path);
 
-/// Parses a Halide target string (`host`, `x86-64-linux-avx2`, ...), adding
-/// no_runtime when asked; throws BackendError with the accepted form on error.
+/// The first target of `--target` (TargetDispatch.h's parseTargets: `host`, a
+/// Halide target string, `portable` or a list), adding no_runtime when asked;
+/// throws CommandLineError with the accepted forms on error.
 Halide::Target parseTarget(const std::string &target, bool withRuntime);
 
 } // namespace attnc::halide_backend

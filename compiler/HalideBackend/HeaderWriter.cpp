@@ -196,7 +196,9 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   for (const std::string &s : sizeNames)
     os << (first ? "" : ", ") << s;
   os << ");\n *   // err == 0 on success; -1: a size < 1 or too large; -2: a NULL pointer;\n"
-        " *   // other negative values are Halide error codes.\n */\n";
+        " *   // -100: this CPU lacks the instruction-set features of every variant\n"
+        " *   // (listed in " << name << "_attnc_targets); other negative values are\n"
+        " *   // Halide error codes.\n */\n";
 
   os << "int " << name << "(";
   first = true;
@@ -217,7 +219,9 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   for (const std::string &s : sizeNames)
     os << (first ? "" : ", ") << "int64_t " << s;
   os << ");\n";
-  os << "extern const char " << name << "_attnc_signature[];\n\n";
+  os << "extern const char " << name << "_attnc_signature[];\n";
+  os << "/* One line per compiled variant: \"<target> <cpu features>\", best first. */\n";
+  os << "extern const char " << name << "_attnc_targets[];\n\n";
 }
 
 } // namespace

@@ -157,6 +157,12 @@ ATTN_API const attn_kernel *attn_kernel_find(const attn_library *lib,
 ATTN_API const char *attn_kernel_name(const attn_kernel *kernel);
 /* The Halide target string the kernel was compiled for. */
 ATTN_API const char *attn_kernel_target(const attn_kernel *kernel);
+/* The variants compiled into the kernel (docs/targets.md), one line each:
+ * "<Halide target> <CPU features it needs, comma-separated, or ->". The best
+ * variant the CPU supports runs; when none does, attn_kernel_run fails with a
+ * message naming the missing features. Empty for libraries made by attnc
+ * versions before multi-target objects. */
+ATTN_API const char *attn_kernel_variants(const attn_kernel *kernel);
 ATTN_API size_t attn_kernel_arg_count(const attn_kernel *kernel);
 /* NULL when index is out of range. Valid while the library is open. */
 ATTN_API const attn_arg_info *attn_kernel_arg(const attn_kernel *kernel,

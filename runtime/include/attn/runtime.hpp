@@ -85,6 +85,7 @@ public:
   const attn_kernel *c() const { return kernel_; }
   std::string name() const { return attn_kernel_name(kernel_); }
   std::string target() const { return attn_kernel_target(kernel_); }
+  std::string variants() const { return attn_kernel_variants(kernel_); }
   size_t argumentCount() const { return attn_kernel_arg_count(kernel_); }
   Argument argument(size_t i) const {
     const attn_arg_info *info = attn_kernel_arg(kernel_, i);

@@ -83,6 +83,15 @@ attn::Kernel selectKernel(const attn::Library &lib, const std::string &path,
 void listKernels(const attn::Library &lib) {
   for (const attn::Kernel &k : lib.kernels()) {
     std::printf("kernel %s (target %s)\n", k.name().c_str(), k.target().c_str());
+    // One line per compiled variant, best first (docs/targets.md).
+    std::string variants = k.variants();
+    for (size_t pos = 0; pos < variants.size();) {
+      size_t end = variants.find('\n', pos);
+      if (end == std::string::npos)
+        end = variants.size();
+      std::printf("  variant %s\n", variants.substr(pos, end - pos).c_str());
+      pos = end + 1;
+    }
     for (const attn::Argument &a : k.arguments())
       std::printf("  %-3s %-10s %s\n", a.isOutput ? "out" : "in",
                   a.name.c_str(), a.shapeText.c_str());
