@@ -1,11 +1,14 @@
 //===- Compiler.cpp - The whole compile, from .attn text to artifacts -----===//
 //
 // Frontend -> MLIRGen -> pass pipeline -> convert-attn-to-halide -> Halide
-// back end, stopping at the requested stage. Every failure becomes a message
-// and an exit code: input errors are 1; a bad output path, an output that
-// cannot be written, a missing TMPDIR or C compiler and running out of
-// memory are errors of the command line or environment (2); MLIR or Halide
-// failures on valid input are internal errors (3) with a request to report.
+// back end, stopping at the requested stage. A `.mlir` input (IR as
+// --emit=mlir or --emit=mlir-opt printed it) enters after MLIRGen: the IR
+// states the whole kernel, so both paths produce the same artifacts. Every
+// failure becomes a message and an exit code: input errors are 1; a bad
+// output path, an output that cannot be written, a missing TMPDIR or C
+// compiler and running out of memory are errors of the command line or
+// environment (2); MLIR or Halide failures on valid input are internal
+// errors (3) with a request to report.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/Compiler.h"
@@ -22,10 +25,17 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <new>
 #include <sstream>
 
@@ -98,6 +108,8 @@ public:
     }
     if (options.emit == EmitStage::Runtime)
       return emit(Artifact::RuntimeObject, {});
+    if (endsWith(options.inputFile, ".mlir"))
+      return compileIR();
     if (options.emit == EmitStage::Tokens) {
       std::ostringstream os;
       bool ok = dumpTokens(diag, os);
@@ -116,7 +128,30 @@ public:
       dumpAST(*ast, specs, os);
       return writeText(os.str(), options.outputFile, errs) ? Success : UsageError;
     }
-    return lowerToMLIR(specs);
+    return lower([&](mlir::MLIRContext &context) {
+      return mlirGen(context, options.inputFile, specs);
+    });
+  }
+
+  /// A `.mlir` input: the stages before the IR do not apply.
+  ExitCode compileIR() {
+    if (options.emit == EmitStage::Tokens || options.emit == EmitStage::AST) {
+      errs << "attnc: error: --emit=" << (options.emit == EmitStage::Tokens ? "tokens" : "ast")
+           << " needs a .attn input; '" << options.inputFile << "' is attn IR\n";
+      return UsageError;
+    }
+    if (!options.frontend.kernels.empty() || !options.frontend.overrides.empty()) {
+      errs << "attnc: error: --kernel and -D apply to .attn inputs; '" << options.inputFile
+           << "' is attn IR\n";
+      return UsageError;
+    }
+    fromIR = true;
+    return lower([&](mlir::MLIRContext &context) {
+      llvm::SourceMgr sourceMgr;
+      sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBufferCopy(diag.source(), options.inputFile), llvm::SMLoc());
+      return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    });
   }
 
 private:
@@ -125,6 +160,9 @@ private:
   std::ostream &errs;
   DiagnosticEngine diag;
   halide_backend::EmitOptions backend; // options.backend plus the shared runtime found
+  /// The input is IR: passes and conversion reject it with located errors
+  /// (input errors), where on generated IR they would be attnc's bugs.
+  bool fromIR = false;
 
   /// MLIR diagnostics in the same `FILE:LINE:COL: error: ...` form as the
   /// frontend's.
@@ -132,7 +170,7 @@ private:
     std::string text;
     llvm::raw_string_ostream os(text);
     if (auto loc = d.getLocation().dyn_cast<mlir::FileLineColLoc>())
-      os << loc.getFilename() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
+      os << loc.getFilename().getValue() << ":" << loc.getLine() << ":" << loc.getColumn() << ": ";
     else
       os << options.inputFile << ": ";
     const char *severity = d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
@@ -142,7 +180,9 @@ private:
     errs << os.str();
   }
 
-  ExitCode lowerToMLIR(const std::vector<KernelSpec> &specs) {
+  /// From the module `makeModule` builds (null after reporting an error) on.
+  ExitCode lower(
+      const std::function<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)> &makeModule) {
     mlir::MLIRContext context;
     mlir::DialectRegistry registry;
     registerAttncDialects(registry);
@@ -153,7 +193,7 @@ private:
       return mlir::success();
     });
 
-    mlir::OwningOpRef<mlir::ModuleOp> module = mlirGen(context, options.inputFile, specs);
+    mlir::OwningOpRef<mlir::ModuleOp> module = makeModule(context);
     if (!module)
       return InputError;
     if (options.emit == EmitStage::MLIR)
@@ -162,6 +202,8 @@ private:
     mlir::PassManager pm(&context);
     buildDefaultPipeline(pm);
     if (mlir::failed(pm.run(*module))) {
+      if (fromIR)
+        return InputError;
       errs << "attnc: internal error: the attn pass pipeline failed; please report this "
               "with the input file\n";
       return InternalError;
@@ -170,8 +212,8 @@ private:
       return printModule(*module);
 
     std::vector<halide_backend::AttentionConfig> configs;
-    if (mlir::failed(convertAttnToHalide(*module, specs, configs)))
-      return InternalError;
+    if (mlir::failed(convertAttnToHalide(*module, configs)))
+      return fromIR ? InputError : InternalError;
     return emitBackend(configs);
   }
 

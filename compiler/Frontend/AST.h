@@ -10,6 +10,7 @@
 #pragma once
 
 #include "abi/KernelAbi.h"
+#include "compiler/Kinds/AttentionKinds.h"
 
 #include <cstdint>
 #include <memory>
@@ -129,13 +130,6 @@ struct ModuleAST {
 // Semantics: what Sema produces and MLIRGen consumes
 //===----------------------------------------------------------------------===//
 
-enum class ScoreKind { Dot, ScaledDot, General, Additive, Custom };
-enum class BiasKind { None, Alibi, Custom };
-enum class MaskKind { Causal, ValidLen, Window, Input, Custom };
-enum class ProjectKind { None, SelfQKV, QKV, QKVOut, SelfQKVOut };
-enum class PositionalKind { None, Sinusoidal };
-enum class Layout { BHSD, BSHD };
-
 /// `batch`, `seq_q`, `seq_k`: a fixed size, `dynamic`, or (for seq_k) `seq_q`.
 struct SizeSpec {
   enum Kind { Dynamic, Fixed, SameAsSeqQ } kind = Dynamic;
@@ -208,11 +202,7 @@ struct KernelSpec {
 // Names shared by every stage
 //===----------------------------------------------------------------------===//
 
-const char *toString(ScoreKind kind);
-const char *toString(BiasKind kind);
-const char *toString(MaskKind kind);
-const char *toString(ProjectKind kind);
-const char *toString(Layout layout);
+// The kinds' spellings are in compiler/Kinds/AttentionKinds.h.
 const char *toString(UnaryOp op);
 const char *toString(BinaryOp op);
 

@@ -423,12 +423,21 @@ bool KernelSema::resolveScore(const FieldAST *f) {
   if (!singleValue(*f))
     return false;
   const Expr &v = *f->value;
-  static const std::vector<std::string> words = {"dot", "scaled_dot", "additive", "general"};
+  // The named kinds are the rows of kScoreKinds that are not expressions.
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> names;
+    for (const ScoreKindInfo &row : kScoreKinds)
+      if (!row.isExpression)
+        names.push_back(toString(row.kind));
+    return names;
+  }();
   ExprScope exprScope = scope(ExprContext::Score, "score");
   if (v.kind == ExprKind::Name) {
-    if (v.name == "dot") { spec_.score = ScoreKind::Dot; return true; }
-    if (v.name == "scaled_dot") { spec_.score = ScoreKind::ScaledDot; return true; }
-    if (v.name == "general") { spec_.score = ScoreKind::General; return true; }
+    std::optional<ScoreKind> named = parseScoreKind(v.name);
+    if (named && !kindInfo(*named).takesHidden && !kindInfo(*named).isExpression) {
+      spec_.score = *named;
+      return true;
+    }
     if (v.name == "additive") {
       diag_.error(v.loc, "'additive' needs its hidden size: 'additive(hidden = N)'");
       return false;
@@ -467,7 +476,7 @@ bool KernelSema::resolveScore(const FieldAST *f) {
 bool KernelSema::resolveScale(const FieldAST *f) {
   if (!f) {
     // 1/sqrt(key_dim) for scaled_dot, else 1.
-    spec_.scale = spec_.score == ScoreKind::ScaledDot && spec_.keyDim > 0
+    spec_.scale = kindInfo(spec_.score).scaledByDefault && spec_.keyDim > 0
                       ? 1.0 / std::sqrt(double(spec_.keyDim))
                       : 1.0;
     return true;
@@ -634,7 +643,7 @@ void KernelSema::checkCrossFieldRules() {
                                        std::to_string(spec_.heads) + ")");
   }
   if (!failed("key_dim") && !failed("head_dim") && !failed("score") && spec_.headDim &&
-      spec_.keyDim != spec_.headDim && spec_.score != ScoreKind::Additive) {
+      spec_.keyDim != spec_.headDim && !kindInfo(spec_.score).keyWidthMayDiffer) {
     diag_.error(locOf("key_dim"),
                 "'key_dim' (" + std::to_string(spec_.keyDim) + ") differs from 'head_dim' (" +
                     std::to_string(spec_.headDim) +
@@ -721,7 +730,7 @@ const FieldInfo kFields[] = {
     {"dtype", "one of: f32", &KernelSema::resolveDtype},
     {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",
      &KernelSema::resolveOutputs},
-    {"score", "one of: dot, scaled_dot, additive(hidden = N), general, or an expression",
+    {"score", "one of: dot, scaled_dot, additive(hidden = N), general, cosine, or an expression",
      &KernelSema::resolveScore},
     {"scale", "a constant expression such as 0.125 or 1/sqrt(64)",
      &KernelSema::resolveScale},

@@ -112,21 +112,27 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     }
   }
 
-  // Score weights.
-  if (spec.score == ScoreKind::General) {
-    add("score_w", ElemType::F32, dims({"D", "Dk"}));
-  } else if (spec.score == ScoreKind::Additive) {
-    ArgDim n{"N", spec.additiveHidden};
-    add("score_wq", ElemType::F32, {n, dims({"D"})[0]});
-    add("score_wk", ElemType::F32, {n, dims({"Dk"})[0]});
-    add("score_wv", ElemType::F32, {n});
-  }
-
-  // Mask inputs.
-  if (spec.hasMask(MaskKind::ValidLen))
-    add("valid_len", ElemType::I32, dims({"B"}));
-  if (spec.hasMask(MaskKind::Input))
-    add("mask", ElemType::U8, dims({"B", "Lq", "Lk"}));
+  // Score weights, then mask inputs: the kinds' tables say which.
+  auto tableShape = [&](const KindTensor &t) {
+    std::vector<ArgDim> shape;
+    for (int d = 0; d < t.rank; ++d) {
+      ArgDim dim;
+      if (std::string(t.dims[d]) == "N")
+        dim = {"N", spec.additiveHidden};
+      else
+        sizes.lookup(t.dims[d], dim);
+      shape.push_back(dim);
+    }
+    return shape;
+  };
+  const ScoreKindInfo &score = kindInfo(spec.score);
+  for (int w = 0; w < score.numWeights; ++w)
+    add(score.weights[w].name, ElemType::F32, tableShape(score.weights[w]));
+  for (const MaskKindInfo &mask : kMaskKinds)
+    if (mask.hasInput && spec.hasMask(mask.kind))
+      add(mask.input.name,
+          std::string(mask.inputType) == "u8" ? ElemType::U8 : ElemType::I32,
+          tableShape(mask.input));
 
   // Declared inputs.
   for (const InputAST &input : spec.inputs) {

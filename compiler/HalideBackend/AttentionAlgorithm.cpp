@@ -86,7 +86,7 @@ namespace {
 class AlgorithmBuilder {
 public:
   AlgorithmBuilder(const AttentionConfig &config, AlgorithmFuncs &f)
-      : config(config), spec(config.spec), f(f) {}
+      : config(config), spec(config.kernel), f(f) {}
 
   void build() {
     chooseTiles();
@@ -102,7 +102,7 @@ public:
 
 private:
   const AttentionConfig &config;
-  const KernelSpec &spec;
+  const KernelDesc &spec;
   AlgorithmFuncs &f;
   std::map<std::string, ImageParam> params;
   std::map<std::string, const ArgSpec *> argByName;
@@ -117,7 +117,7 @@ private:
   bool hasParam(const std::string &name) const { return params.count(name) != 0; }
 
   void chooseTiles() {
-    SizeTable sizes = sizesOf(spec);
+    KernelSizes sizes = spec.sizes();
     // GQA: the query heads of one KV head share the tile, so each K/V block
     // is loaded once for all of them. The additive score keeps per-head rows
     // (its hoisted W_q q is indexed by query and head).
@@ -179,7 +179,7 @@ private:
   }
 
   void makeSizes() {
-    SizeTable sizes = sizesOf(spec);
+    KernelSizes sizes = spec.sizes();
     auto size = [&](const char *name, int64_t fixed) -> Expr {
       if (fixed > 0)
         return Expr((int32_t)fixed);
@@ -195,9 +195,7 @@ private:
     f.Dk = Expr((int32_t)(sizes.Dk ? sizes.Dk : sizes.D));
     f.Dv = Expr((int32_t)(sizes.Dv ? sizes.Dv : sizes.D));
     f.Lq = size("Lq", sizes.Lq);
-    bool lkTied = spec.seqK.kind == SizeSpec::SameAsSeqQ ||
-                  spec.project == ProjectKind::SelfQKV ||
-                  spec.project == ProjectKind::SelfQKVOut;
+    bool lkTied = spec.seqKIsSeqQ || spec.selfAttention();
     f.Lk = lkTied ? f.Lq : size("Lk", sizes.Lk);
     if (sizes.H <= 0 || sizes.G <= 0 || sizes.H % sizes.G != 0)
       throw BackendError("kernel '" + config.name + "': heads must be a multiple of kv_heads");
@@ -349,7 +347,7 @@ private:
     env.Lk = f.Lk;
     env.D = f.D;
     env.Dv = f.Dv;
-    for (const InputAST &input : spec.inputs) {
+    for (const DeclaredInput &input : spec.inputs) {
       const ClampedInput &c = clampedInput(input.name);
       env.inputs[input.name] = c.func;
       env.inputExtents[input.name] = c.extents;
@@ -396,7 +394,7 @@ private:
 
   /// The KV head of row group hb.
   Expr kvHeadOf(const Expr &hb) {
-    SizeTable sizes = sizesOf(spec);
+    KernelSizes sizes = spec.sizes();
     return hb / (int32_t)(sizes.H / f.groupP / sizes.G);
   }
 
@@ -612,45 +610,6 @@ AlgorithmFuncs buildAlgorithm(const AttentionConfig &config) {
                        e.what());
   }
   return funcs;
-}
-
-KeyInterval deriveKeyInterval(const KernelSpec &spec) {
-  KeyInterval interval;
-  for (const MaskTerm &term : spec.masks) {
-    switch (term.kind) {
-    case MaskKind::Causal:
-      interval.hi = {KeyBound::RelativeToIp, 1};
-      break;
-    case MaskKind::Window:
-      interval.hi = {KeyBound::RelativeToIp, 1};
-      interval.lo = {KeyBound::RelativeToIp, 1 - term.window};
-      break;
-    case MaskKind::ValidLen:
-      if (interval.hi.kind == KeyBound::None)
-        interval.hi = {KeyBound::ValidLen, 0};
-      break;
-    default:
-      break;
-    }
-  }
-  return interval;
-}
-
-AttentionConfig makeDefaultConfig(KernelSpec spec, const std::string &name) {
-  AttentionConfig config;
-  config.name = name;
-  if (!spec.keyDim)
-    spec.keyDim = spec.headDim;
-  if (!spec.valueDim)
-    spec.valueDim = spec.headDim;
-  config.spec = std::move(spec);
-  config.arguments = kernelArguments(config.spec);
-  config.scale = config.spec.scale;
-  config.interval = deriveKeyInterval(config.spec);
-  for (const MaskTerm &t : config.spec.masks)
-    if (t.kind == MaskKind::Input || t.kind == MaskKind::Custom)
-      config.maskNeedsElementTest = true;
-  return config;
 }
 
 } // namespace attnc::halide_backend

@@ -63,6 +63,10 @@ struct AlgorithmFuncs {
   Halide::Func qRow = exactFunc("q_rows");
   /// Hoisted per-query / per-key parts of the score (additive: W_q q, W_k k).
   Halide::Func qHoist = exactFunc("q_hoist"), kHoist = exactFunc("k_hoist");
+  /// Cosine score: squared row norms (i, h, b) / (j, g, b) and the keys
+  /// divided by their norm (d, j, g, b); undefined for other kinds.
+  Halide::Func qNormSq = exactFunc("q_norm_sq"), kNormSq = exactFunc("k_norm_sq");
+  Halide::Func kUnit = exactFunc("k_unit");
   /// Root-level precomputations (projections, positional encodings), in
   /// producer order; those with an update definition are the projections'
   /// matrix products (the output projection reads `attn`).
@@ -105,13 +109,5 @@ struct AlgorithmFuncs {
 /// Builds the algorithm of one kernel; throws BackendError on a config it
 /// cannot express. Makes no scheduling call; the same for every target.
 AlgorithmFuncs buildAlgorithm(const AttentionConfig &config);
-
-/// The key interval implied by the spec's built-in masks (causal, window,
-/// valid_len), for callers that build an AttentionConfig by hand.
-KeyInterval deriveKeyInterval(const KernelSpec &spec);
-
-/// Fills config.arguments, config.scale, config.interval from config.spec the
-/// way the dialect passes would (scale not folded into q). For tests and tools.
-AttentionConfig makeDefaultConfig(KernelSpec spec, const std::string &name);
 
 } // namespace attnc::halide_backend

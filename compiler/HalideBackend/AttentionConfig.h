@@ -1,22 +1,19 @@
 //===- AttentionConfig.h - What the Halide back end is asked to build -*- C++ -*-===//
 //
-// The Halide back end's input: one fused attention op, read off the `attn`
-// dialect by the convert-attn-to-halide step, as plain data. It carries the
-// results of the dialect passes (folded scale, key intervals of the mask) so
-// the back end never re-derives them. Custom expressions arrive as callbacks
-// that build Halide Exprs from the index variables, so this header needs no
-// MLIR.
+// The Halide back end's input: one fused attention kernel as plain data,
+// read off the optimized `attn` IR by convert-attn-to-halide (and only from
+// it). It carries the argument contract, the sizes, the kinds, the results
+// of the dialect passes (folded scale, key intervals of the mask) so the
+// back end never re-derives them, and custom expressions as owned graphs.
+// No MLIR and no frontend header: the back end can be driven from any IR.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/Frontend/AST.h"
-#include "compiler/Frontend/Signature.h"
+#include "abi/KernelAbi.h"
+#include "compiler/HalideBackend/ExprGraph.h"
+#include "compiler/Kinds/AttentionKinds.h"
 
-#include <Halide.h>
-
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,17 +22,6 @@ namespace attnc::halide_backend {
 
 /// The schedule policies of `--schedule=`.
 enum class SchedulePolicy { Tuned, Simple, Auto };
-
-/// Values an expression callback may read. Index variables are int32; `dot`
-/// is the float dot product of the current query and key rows (score only).
-struct ExprEnv {
-  Halide::Expr b, h, i, j, g, ip;
-  Halide::Expr B, H, G, Lq, Lk, D, Dv;
-  Halide::Expr dot;                                 // only while building `score`
-  std::map<std::string, Halide::Func> inputs;      // declared inputs, clamped access
-  std::map<std::string, std::vector<Halide::Expr>> inputExtents;
-};
-using ExprBuilder = std::function<Halide::Expr(const ExprEnv &)>;
 
 /// The visible keys of query row i form [lo(i), hi(i)) when a mask term is an
 /// interval; the back end bounds its key loops by them. Each bound is
@@ -50,10 +36,82 @@ struct KeyInterval {
   KeyBound hi; // one past the last visible key: min of the terms' upper bounds
 };
 
+/// One mask term of the conjunction.
+struct MaskTermDesc {
+  MaskKind kind = MaskKind::Causal;
+  int64_t window = 0; // Window
+  ExprGraph expr;     // Custom (expr.source: the term's text in the mask field)
+};
+
+/// A declared input (`input NAME : TYPE[DIMS]`), for the header.
+struct DeclaredInput {
+  std::string name;
+  ElemType type = ElemType::F32;
+  std::vector<ArgDim> dims;
+};
+
+/// The values of the size names (0 when dynamic).
+struct KernelSizes {
+  int64_t B = 0, H = 0, G = 0, Lq = 0, Lk = 0, D = 0, Dk = 0, Dv = 0, M = 0;
+};
+
+/// The kernel's fields as the IR states them. Sizes are 0 when dynamic.
+struct KernelDesc {
+  int64_t heads = 1, kvHeads = 1; // H, G
+  int64_t headDim = 0;            // D
+  int64_t keyDim = 0;             // Dk (== D except with additive)
+  int64_t valueDim = 0;           // Dv
+  int64_t batch = 0, seqQ = 0;
+  int64_t seqK = 0;               // seqQ when seqKIsSeqQ
+  bool seqKIsSeqQ = false;        // keys are the queries' sequence (seq_k = seq_q)
+
+  ScoreKind score = ScoreKind::ScaledDot;
+  int64_t additiveHidden = 0;     // additive(hidden = N)
+  std::optional<double> softcap;
+  BiasKind bias = BiasKind::None;
+  std::vector<MaskTermDesc> masks; // ANDed; empty: every key is visible
+
+  ProjectKind project = ProjectKind::None;
+  int64_t modelDim = 0;
+  bool projBias = false;
+  PositionalKind positional = PositionalKind::None;
+
+  Layout layout = Layout::BHSD;
+  bool outputWeights = false, outputLse = false;
+  std::vector<DeclaredInput> inputs; // declaration order
+
+  bool hasMask(MaskKind kind) const {
+    for (const MaskTermDesc &m : masks)
+      if (m.kind == kind)
+        return true;
+    return false;
+  }
+  bool selfAttention() const {
+    return project == ProjectKind::SelfQKV || project == ProjectKind::SelfQKVOut;
+  }
+  bool outputProjected() const {
+    return project == ProjectKind::QKVOut || project == ProjectKind::SelfQKVOut;
+  }
+  KernelSizes sizes() const {
+    return {batch, heads, kvHeads, seqQ, seqK, headDim, keyDim, valueDim, modelDim};
+  }
+  /// The dynamic sizes NAME_run takes, in order: a subset of B, Lq, Lk.
+  std::vector<std::string> dynamicSizeNames() const {
+    std::vector<std::string> names;
+    if (!batch)
+      names.push_back("B");
+    if (!seqQ)
+      names.push_back("Lq");
+    if (!seqK && !seqKIsSeqQ)
+      names.push_back("Lk");
+    return names;
+  }
+};
+
 struct AttentionConfig {
-  std::string name;  // entry point name
-  KernelSpec spec;   // the kernel as written (sizes, layout, outputs, inputs)
-  std::vector<ArgSpec> arguments;
+  std::string name;      // entry point name
+  KernelDesc kernel;     // what to compute
+  std::vector<ArgSpec> arguments; // the contract: inputs, then outputs
 
   // Results of the dialect passes.
   double scale = 1.0;         // multiply the score by this
@@ -61,10 +119,9 @@ struct AttentionConfig {
   KeyInterval interval;       // from attn-analyze-mask
   bool maskNeedsElementTest = false; // some term is not an interval (input, custom)
 
-  // Custom parts, built from the dialect's regions.
-  ExprBuilder customScore; // ScoreKind::Custom
-  ExprBuilder customBias;  // BiasKind::Custom
-  std::vector<ExprBuilder> customMasks; // MaskKind::Custom terms, all ANDed
+  // Custom parts, from the dialect's regions (custom masks are in kernel.masks).
+  ExprGraph customScore; // ScoreKind::Custom
+  ExprGraph customBias;  // BiasKind::Custom
 };
 
 /// Everything needed to emit artifacts for the kernels of one file.

@@ -3,11 +3,11 @@
 // The header needs only <stdint.h> and forward declarations of Halide's
 // buffer and metadata structs, so apps that use NAME_run never include
 // HalideRuntime.h. The comment block is generated from the same argument
-// list (Signature.h) as the entry points, so the two cannot disagree.
+// list (AttentionConfig::arguments) as the entry points, so the two cannot
+// disagree; custom expressions appear as the source text the IR carries.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HeaderWriter.h"
-#include "compiler/Frontend/ASTDump.h"
 
 #include <cctype>
 #include <sstream>
@@ -28,96 +28,24 @@ const char *cType(ElemType type) {
   return "float";
 }
 
-std::string sizeText(const SizeSpec &size, const char *tiedTo = nullptr) {
-  switch (size.kind) {
-  case SizeSpec::Fixed:
-    return std::to_string(size.value);
-  case SizeSpec::SameAsSeqQ:
-    return tiedTo ? tiedTo : "seq_q";
-  case SizeSpec::Dynamic:
-    break;
-  }
-  return "dynamic";
+std::string sizeText(int64_t size) {
+  return size ? std::to_string(size) : "dynamic";
 }
 
-/// Binding strength of a binary operator, loosest first, as the parser
-/// groups them (or < and < comparisons < + - < * / %).
-int precedence(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Or: return 1;
-  case BinaryOp::And: return 2;
-  case BinaryOp::Add:
-  case BinaryOp::Sub: return 4;
-  case BinaryOp::Mul:
-  case BinaryOp::Div:
-  case BinaryOp::Mod: return 5;
-  default: return 3; // comparisons
-  }
+/// A custom part's source text, or its kind when the IR has no text.
+std::string customText(const char *kind, const ExprGraph &expr) {
+  return expr.source.empty() ? kind : expr.source;
 }
 
-/// A custom expression as .attn source text, parenthesized only where the
-/// grouping needs it, so the header states what the kernel computes.
-std::string exprText(const Expr &e, int outer = 0);
-
-/// One operand; a keyword argument (`hidden = 128`) keeps its keyword.
-std::string operandText(const Expr &e) {
-  return e.argName.empty() ? exprText(e) : e.argName + " = " + exprText(e);
-}
-
-std::string exprText(const Expr &e, int outer) {
-  std::string text;
-  auto list = [&](const char *open, const char *close) {
-    text += open;
-    for (size_t i = 0; i < e.operands.size(); ++i)
-      text += (i ? ", " : "") + operandText(*e.operands[i]);
-    text += close;
-  };
-  switch (e.kind) {
-  case ExprKind::IntLit: return std::to_string(e.intValue);
-  case ExprKind::FloatLit: return formatDouble(e.floatValue);
-  case ExprKind::BoolLit: return e.boolValue ? "true" : "false";
-  case ExprKind::Name: return e.name;
-  case ExprKind::Index:
-    text = e.name;
-    list("[", "]");
-    return text;
-  case ExprKind::Call:
-    text = e.name;
-    list("(", ")");
-    return text;
-  case ExprKind::Unary:
-    text = std::string(toString(e.unaryOp)) + (e.unaryOp == UnaryOp::Not ? " " : "") +
-           exprText(*e.operands[0], 6);
-    return outer > 6 ? "(" + text + ")" : text;
-  case ExprKind::Binary: {
-    int p = precedence(e.binaryOp);
-    // Left-associative: the right operand binds one level tighter.
-    text = exprText(*e.operands[0], p) + " " + toString(e.binaryOp) + " " +
-           exprText(*e.operands[1], p + 1);
-    return p < outer ? "(" + text + ")" : text;
-  }
-  }
-  return "?";
-}
-
-std::string customText(const char *kind, const SharedExpr &expr) {
-  return expr ? exprText(*expr) : kind;
-}
-
-std::string masksText(const KernelSpec &spec) {
+std::string masksText(const KernelDesc &spec) {
   if (spec.masks.empty())
     return "none";
   std::string text;
-  for (const MaskTerm &m : spec.masks) {
+  for (const MaskTermDesc &m : spec.masks) {
     if (!text.empty())
       text += " & ";
-    if (m.kind == MaskKind::Custom && m.expr) {
-      // `and`/`or` bind looser than `&` would suggest to a reader.
-      std::string e = exprText(*m.expr);
-      text += spec.masks.size() > 1 && m.expr->kind == ExprKind::Binary &&
-                      precedence(m.expr->binaryOp) < 3
-                  ? "(" + e + ")"
-                  : e;
+    if (m.kind == MaskKind::Custom) {
+      text += customText("custom", m.expr);
       continue;
     }
     text += toString(m.kind);
@@ -127,16 +55,16 @@ std::string masksText(const KernelSpec &spec) {
   return text;
 }
 
-std::string dimsText(const InputAST &input) {
+std::string dimsText(const DeclaredInput &input) {
   std::string text = std::string(toString(input.type)) + "[";
   for (size_t i = 0; i < input.dims.size(); ++i) {
-    const DimAST &d = input.dims[i];
-    text += (i ? ", " : "") + (d.sizeName.empty() ? std::to_string(d.value) : d.sizeName);
+    const ArgDim &d = input.dims[i];
+    text += (i ? ", " : "") + (d.name.empty() ? std::to_string(d.value) : d.name);
   }
   return text + "]";
 }
 
-std::string outputsText(const KernelSpec &spec) {
+std::string outputsText(const KernelDesc &spec) {
   std::string text = "out";
   if (spec.outputWeights)
     text += ", weights";
@@ -145,27 +73,26 @@ std::string outputsText(const KernelSpec &spec) {
   return text;
 }
 
-std::string layoutText(const ArgSpec &arg, const KernelSpec &spec) {
+std::string layoutText(const ArgSpec &arg, const KernelDesc &spec) {
   if (arg.name == "q" || arg.name == "k" || arg.name == "v" ||
-      (arg.name == "out" && spec.project != ProjectKind::QKVOut &&
-       spec.project != ProjectKind::SelfQKVOut))
+      (arg.name == "out" && !spec.outputProjected()))
     return std::string("layout ") + toString(spec.layout);
   return "row-major";
 }
 
 void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
-  const KernelSpec &spec = config.spec;
+  const KernelDesc &spec = config.kernel;
   const std::string &name = config.name;
-  std::vector<std::string> sizeNames = dynamicSizeNames(spec);
+  std::vector<std::string> sizeNames = spec.dynamicSizeNames();
 
   os << "/* Kernel " << name << "\n";
   os << " *   heads = " << spec.heads << ", kv_heads = " << spec.kvHeads
      << ", head_dim = " << spec.headDim << ", key_dim = " << spec.keyDim
      << ", value_dim = " << spec.valueDim << "\n";
   os << " *   batch = " << sizeText(spec.batch) << ", seq_q = " << sizeText(spec.seqQ)
-     << ", seq_k = " << sizeText(spec.seqK) << "\n";
+     << ", seq_k = " << (spec.seqKIsSeqQ ? "seq_q" : sizeText(spec.seqK)) << "\n";
   os << " *   score = "
-     << (spec.score == ScoreKind::Custom ? customText("custom", spec.scoreExpr)
+     << (spec.score == ScoreKind::Custom ? customText("custom", config.customScore)
                                          : toString(spec.score));
   if (spec.score == ScoreKind::Additive)
     os << "(hidden = " << spec.additiveHidden << ")";
@@ -173,7 +100,7 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   if (spec.softcap)
     os << ", softcap = " << *spec.softcap;
   os << "\n *   bias = "
-     << (spec.bias == BiasKind::Custom ? customText("custom", spec.biasExpr) : toString(spec.bias))
+     << (spec.bias == BiasKind::Custom ? customText("custom", config.customBias) : toString(spec.bias))
      << "\n *   mask = " << masksText(spec) << "\n";
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
@@ -181,7 +108,7 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
        << ", positional = " << (spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
   os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
      << "\n";
-  for (const InputAST &input : spec.inputs)
+  for (const DeclaredInput &input : spec.inputs)
     os << " *   input " << input.name << " : " << dimsText(input) << "\n";
   os << " *\n * Arguments (dense, row-major, last dimension contiguous):\n";
   for (const ArgSpec &arg : config.arguments)

@@ -45,7 +45,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   r.ipMax = (f.qt * f.tileQ + (f.tileQ - 1)) / P + off;
 
   Expr validLenB, validLenEnv;
-  bool hasValidLen = config.spec.hasMask(MaskKind::ValidLen) ||
+  bool hasValidLen = config.kernel.hasMask(MaskKind::ValidLen) ||
                      config.interval.lo.kind == KeyBound::ValidLen ||
                      config.interval.hi.kind == KeyBound::ValidLen;
   if (hasValidLen) {
@@ -54,8 +54,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     validLenEnv = vl(env.b);
   }
 
-  size_t customIndex = 0;
-  for (const MaskTerm &term : config.spec.masks) {
+  for (const MaskTermDesc &term : config.kernel.masks) {
     switch (term.kind) {
     case MaskKind::Causal:
       visible = visible && env.j <= env.ip;
@@ -78,10 +77,9 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
       break;
     }
     case MaskKind::Custom:
-      if (customIndex >= config.customMasks.size() || !config.customMasks[customIndex])
-        throw BackendError("kernel '" + config.name +
-                           "': custom mask term without an expression builder");
-      visible = visible && config.customMasks[customIndex++](env);
+      if (!term.expr.defined())
+        throw BackendError("kernel '" + config.name + "': custom mask term without an expression");
+      visible = visible && buildExpr(term.expr, env);
       break;
     }
   }

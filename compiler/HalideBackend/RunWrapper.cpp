@@ -94,7 +94,7 @@ public:
     std::vector<llvm::Type *> params;
     for (const ArgSpec &arg : config.arguments)
       params.push_back(elemType(ctx, arg.type)->getPointerTo());
-    std::vector<std::string> sizeNames = dynamicSizeNames(config.spec);
+    std::vector<std::string> sizeNames = config.kernel.dynamicSizeNames();
     for (size_t k = 0; k < sizeNames.size(); ++k)
       params.push_back(i64);
     auto *fnType = llvm::FunctionType::get(i32, params, false);
@@ -115,7 +115,7 @@ public:
       args.push_back(&a);
     for (size_t k = 0; k < config.arguments.size(); ++k)
       args[k]->setName(config.arguments[k].name);
-    SizeTable table = sizesOf(config.spec);
+    KernelSizes table = config.kernel.sizes();
     llvm::Value *ok = b.getTrue();
     for (size_t k = 0; k < sizeNames.size(); ++k) {
       llvm::Value *v = args[config.arguments.size() + k];

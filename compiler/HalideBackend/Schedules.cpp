@@ -109,6 +109,19 @@ void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
         .parallel(f.h);
 }
 
+/// Per-row score precomputations (the cosine score's row norms and unit
+/// keys): once per row at the root, so no (i, j) iteration recomputes them.
+void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &notes) {
+  if (!f.kUnit.defined())
+    return;
+  for (auto [norm, row] : {std::pair{f.qNormSq, f.i}, std::pair{f.kNormSq, f.j}}) {
+    norm.compute_root().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
+    norm.update().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  }
+  f.kUnit.compute_root().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  notes.push_back("q_norm_sq, k_norm_sq, k_unit: compute_root, once per row");
+}
+
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
 /// and parallel.
 void scheduleOutput(Func out, int vec) {
@@ -156,27 +169,30 @@ std::vector<VarOrRVar> withChunk(std::vector<VarOrRVar> order, const std::option
   return order;
 }
 
-void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
-  const int vec = target.natural_vector_size<float>();
-  const int TQ = f.tileQ, BK = f.blockK;
-  const int Dv = constantOf(f.Dv, 64);
-  std::vector<std::string> &notes = f.scheduleNotes;
-  Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, jj = f.jj, i = f.i, j = f.j;
-  schedulePrecomputed(f, vec);
+/// What the steps of the tuned schedule share: tile sizes and register
+/// blocking chosen once, and where softmax_state lives.
+struct TunedPlan {
+  int vec, TQ, BK, Dv, dVectors, pvRows;
+  Var io{"io"};
+  bool stateInOutTile = false;
+};
 
+/// softmax_state: inside out's parallel tiles, or at the root.
+void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
+  const int vec = p.vec, TQ = p.TQ, dVectors = p.dVectors, pvRows = p.pvRows;
+  std::vector<std::string> &notes = f.scheduleNotes;
+  Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, i = f.i, io = p.io;
   // The state of a query tile: one parallel task per (query tile, key chunk,
   // row group, batch); with one chunk and one tile (decode) that would leave
   // a single task per head, hence the key split of the algorithm.
-  int dVectors = (Dv + vec - 1) / vec;
-  int pvRows = divisorAtMost(TQ, std::max(1, 16 / dVectors));
-  Var io("io"), iu("iu"), dO("dO"), dI("dI"), t1("t1"), task("task");
+  Var iu("iu"), dO("dO"), dI("dI"), t1("t1"), task("task");
   // With `out` as the only output, one query tile of one head per task of
   // out's parallel loop, and that tile's state computed inside it: one
   // parallel loop in all and no root-level state (small problems are
   // dominated by thread wake-ups and passes over root buffers otherwise).
-  const bool stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
+  p.stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
                               f.out.dimensions() == 4;
-  if (stateInOutTile) {
+  if (p.stateInOutTile) {
     Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
     f.out.split(i, oi, oii, TQ, TailStrategy::GuardWithIf)
         .reorder(d, oii, oi, h, b)
@@ -204,7 +220,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
         .parallel(qt);
   }
   notes.push_back(std::string("softmax_state: ") +
-                  (stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
+                  (p.stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
                   " > rk > ii/" + std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
                   std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
                   " query head(s) per K/V block");
@@ -214,7 +230,13 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
     notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
                     " key chunks' partial states");
   }
+}
 
+/// The queries of a tile (and the general / additive score's hoisted parts).
+void scheduleTunedQueries(AlgorithmFuncs &f, const TunedPlan &p) {
+  const int vec = p.vec;
+  std::vector<std::string> &notes = f.scheduleNotes;
+  Var d = f.d, qt = f.qt, i = f.i, j = f.j;
   // Queries of the tile, stored transposed so the Q.K^T kernel loads vectors.
   // With `weights` they are also read outside the state's loops: keep them all.
   bool qsShared = f.weights.defined() && f.groupP == 1;
@@ -241,7 +263,13 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
     notes.push_back("q_hoist, k_hoist: register-blocked matrix products (4 rows x 4 vectors), "
                     "W transposed once");
   }
+}
 
+/// P.V per query tile and key block.
+void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
+  const int vec = p.vec, Dv = p.Dv, dVectors = p.dVectors, pvRows = p.pvRows;
+  std::vector<std::string> &notes = f.scheduleNotes;
+  Var d = f.d, ii = f.ii, io = p.io;
   // P.V: pvRows rows x Dv values in registers, one broadcast p per row and key.
   Var dO2("dO2"), dI2("dI2");
   f.blockPV.compute_at(f.state, io).vectorize(d, vec, TailStrategy::GuardWithIf);
@@ -251,7 +279,14 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
                   " values, d vectorized, rows unrolled");
+}
 
+/// Scores, max, exponentials and sums of one key block: register-blocked
+/// Q.K^T over query vectors, or over key vectors for few query rows.
+void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
+  const int vec = p.vec, TQ = p.TQ, BK = p.BK;
+  std::vector<std::string> &notes = f.scheduleNotes;
+  Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, jj = f.jj, i = f.i, j = f.j;
   // The block's scores, max, exponentials and sum, per key block.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.compute_at(f.state, f.rk);
@@ -274,8 +309,8 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
     // bounds inference then trims qk's region through the condition to a
     // variable extent (at most ir x jr), which cannot be unrolled as is.
     // Guarded register-sized chunks of it can; built-ins keep the exact tile.
-    const bool customExprs = config.customScore || config.customBias ||
-                             !config.customMasks.empty();
+    const bool customExprs = config.customScore.defined() || config.customBias.defined() ||
+                             config.kernel.hasMask(MaskKind::Custom);
     if (customExprs) {
       Var jc("jc"), jq("jq"), ic("ic"), iw("iw");
       for (Stage st : {Stage(f.qk), f.qk.update()})
@@ -324,17 +359,40 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   }
   notes.push_back("block_score, block_max, block_exp, block_sum: compute_at softmax_state.rk "
                   "(tile " + std::to_string(TQ) + " queries x " + std::to_string(BK) + " keys)");
+}
 
+/// The outputs not computed inside the state's tiles.
+void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
+  const int vec = p.vec;
+  std::vector<std::string> &notes = f.scheduleNotes;
   for (Func out : f.outputs)
-    if (!(stateInOutTile && out.name() == f.out.name()))
+    if (!(p.stateInOutTile && out.name() == f.out.name()))
       scheduleOutput(out, vec);
-  if (!stateInOutTile)
+  if (!p.stateInOutTile)
     notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");
 }
 
-void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &, const Target &) {
+void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
+  TunedPlan p;
+  p.vec = target.natural_vector_size<float>();
+  p.TQ = f.tileQ;
+  p.BK = f.blockK;
+  p.Dv = constantOf(f.Dv, 64);
+  p.dVectors = (p.Dv + p.vec - 1) / p.vec;
+  p.pvRows = divisorAtMost(p.TQ, std::max(1, 16 / p.dVectors));
+  schedulePrecomputed(f, p.vec);
+  scheduleScoreRows(f, p.vec, f.scheduleNotes);
+  scheduleTunedState(f, p);
+  scheduleTunedQueries(f, p);
+  scheduleTunedWeightedSum(f, p);
+  scheduleTunedBlocks(f, config, p);
+  scheduleTunedOutputs(f, p);
+}
+
+void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &, const Target &target) {
   for (Func p : f.precomputed)
     p.compute_root();
+  scheduleScoreRows(f, target.natural_vector_size<float>(), f.scheduleNotes);
   if (f.kHoist.defined()) {
     f.qHoist.compute_root();
     f.kHoist.compute_root();

@@ -1,63 +1,136 @@
 //===- ScoreFunctions.cpp - What each score kind computes ---------------===//
 //
-// docs/language.md §4 (`score`) in Halide: the dot product (dot, scaled_dot, custom
-// scores that call dot(q, k)), Luong's general score as a dot product with
-// W-transformed queries, and Bahdanau's additive score with W_q q and W_k k
-// hoisted out of the (i, j) loops. Then scale, softcap and bias (section 1).
+// docs/language.md §4 (`score`) in Halide, one row of kScoreBuilders per score kind:
+// the dot product (dot, scaled_dot, custom scores that call dot(q, k)),
+// Luong's general score as a dot product with W-transformed queries,
+// Bahdanau's additive score with W_q q and W_k k hoisted out of the (i, j)
+// loops, and the cosine score over unit rows. Then scale, softcap and bias
+// (section 1).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AlgorithmParts.h"
 #include "compiler/HalideBackend/BackendError.h"
 
+#include <iterator>
+
 using namespace Halide;
 
 namespace attnc::halide_backend {
 
-// attnc::Expr is the frontend's AST node; here Expr means Halide's.
+// Expr means Halide's here.
 using Halide::Expr;
 
 static bool scaleFoldedIntoQuery(const AttentionConfig &config) {
   // A scale can only move into q when the score is linear in q.
-  ScoreKind kind = config.spec.score;
-  return config.scaleOnQuery && kind != ScoreKind::Additive;
+  return config.scaleOnQuery && kindInfo(config.kernel.score).scaleCommutesWithQuery;
 }
 
-void defineScoreInputs(ScoreInputs &in) {
+namespace {
+
+/// One row per score kind (resize's kernel_info[] style): how the kind
+/// prepares queries and keys, and one term of its reduction over f.rd.
+struct ScoreBuilder {
+  ScoreKind kind;
+  void (*inputs)(ScoreInputs &in, const Expr &qScale);
+  Expr (*term)(AlgorithmFuncs &f, const AttentionConfig &config, Func q, const Expr &g);
+};
+
+// dot, scaled_dot, custom (its expression reads dot(q, k)): q . k.
+void dotInputs(ScoreInputs &in, const Expr &qScale) {
   AlgorithmFuncs &f = in.f;
-  const KernelSpec &spec = in.config.spec;
+  f.rd = RDom(0, f.Dk, "rd");
+  f.qs(f.d, f.i, f.h, f.b) = f.qIn(f.d, f.i, f.h, f.b) * qScale;
+}
+
+Expr dotTerm(AlgorithmFuncs &f, const AttentionConfig &, Func q, const Expr &g) {
+  return q(f.rd, f.i, f.h, f.b) * f.kIn(f.rd, f.j, g, f.b);
+}
+
+// general: q^T W k = (W^T q) . k: transform each query once, then a plain dot.
+void generalInputs(ScoreInputs &in, const Expr &qScale) {
+  AlgorithmFuncs &f = in.f;
+  ImageParam w = in.param("score_w"); // logical [D, Dk]
+  RDom r(0, f.D, "rw");
+  Func qw = exactFunc("q_general");
+  qw(f.d, f.i, f.h, f.b) = 0.0f;
+  qw(f.d, f.i, f.h, f.b) += f.qIn(r, f.i, f.h, f.b) * w(f.d, r);
+  f.qs(f.d, f.i, f.h, f.b) = qw(f.d, f.i, f.h, f.b) * qScale;
+  f.qHoist = qw;
+  f.rd = RDom(0, f.Dk, "rd");
+}
+
+// additive (Bahdanau): w_v . tanh(W_q q + W_k k), with W_q q and W_k k
+// hoisted out of the (i, j) loops.
+void additiveInputs(ScoreInputs &in, const Expr &) {
+  AlgorithmFuncs &f = in.f;
+  const KernelDesc &spec = in.config.kernel;
+  if (spec.additiveHidden <= 0)
+    throw BackendError("kernel '" + in.config.name + "': additive score needs hidden > 0");
+  ImageParam wq = in.param("score_wq"), wk = in.param("score_wk"); // [N, D], [N, Dk]
+  RDom rq(0, f.D, "rq"), rkk(0, f.Dk, "rkd");
+  f.qHoist(f.n, f.i, f.h, f.b) = 0.0f;
+  f.qHoist(f.n, f.i, f.h, f.b) += wq(rq, f.n) * f.qIn(rq, f.i, f.h, f.b);
+  f.kHoist(f.n, f.j, f.g, f.b) = 0.0f;
+  f.kHoist(f.n, f.j, f.g, f.b) += wk(rkk, f.n) * f.kIn(rkk, f.j, f.g, f.b);
+  f.rd = RDom(0, (int32_t)spec.additiveHidden, "rn");
+}
+
+Expr additiveTerm(AlgorithmFuncs &f, const AttentionConfig &config, Func, const Expr &g) {
+  ImageParam wvParam;
+  for (const ImageParam &p : f.inputs)
+    if (p.name() == "score_wv")
+      wvParam = p;
+  if (!wvParam.defined())
+    throw BackendError("kernel '" + config.name + "': missing argument 'score_wv'");
+  return wvParam(f.rd) * approxTanh(f.qHoist(f.rd, f.i, f.h, f.b) + f.kHoist(f.rd, f.j, g, f.b));
+}
+
+// cosine: (q/|q|) . (k/|k|), each norm clamped below at 1e-12 as PyTorch's
+// F.normalize does, so a zero row scores 0 with every key. The scale
+// multiplies the scores (a scale of q would cancel in the normalization).
+void cosineInputs(ScoreInputs &in, const Expr &) {
+  AlgorithmFuncs &f = in.f;
+  const Expr eps = 1e-12f;
+  RDom rq(0, f.D, "rcq"), rk(0, f.Dk, "rck");
+  f.qNormSq(f.i, f.h, f.b) = 0.0f;
+  f.qNormSq(f.i, f.h, f.b) += f.qIn(rq, f.i, f.h, f.b) * f.qIn(rq, f.i, f.h, f.b);
+  f.kNormSq(f.j, f.g, f.b) = 0.0f;
+  f.kNormSq(f.j, f.g, f.b) += f.kIn(rk, f.j, f.g, f.b) * f.kIn(rk, f.j, f.g, f.b);
+  f.qs(f.d, f.i, f.h, f.b) =
+      f.qIn(f.d, f.i, f.h, f.b) / Halide::max(Halide::sqrt(f.qNormSq(f.i, f.h, f.b)), eps);
+  f.kUnit(f.d, f.j, f.g, f.b) =
+      f.kIn(f.d, f.j, f.g, f.b) / Halide::max(Halide::sqrt(f.kNormSq(f.j, f.g, f.b)), eps);
+  f.rd = RDom(0, f.Dk, "rd");
+}
+
+Expr cosineTerm(AlgorithmFuncs &f, const AttentionConfig &, Func q, const Expr &g) {
+  return q(f.rd, f.i, f.h, f.b) * f.kUnit(f.rd, f.j, g, f.b);
+}
+
+const ScoreBuilder kScoreBuilders[] = {
+    {ScoreKind::Dot, dotInputs, dotTerm},
+    {ScoreKind::ScaledDot, dotInputs, dotTerm},
+    {ScoreKind::General, generalInputs, dotTerm},
+    {ScoreKind::Additive, additiveInputs, additiveTerm},
+    {ScoreKind::Custom, dotInputs, dotTerm},
+    {ScoreKind::Cosine, cosineInputs, cosineTerm},
+};
+static_assert(std::size(kScoreBuilders) == std::size(kScoreKinds),
+              "one ScoreBuilder per row of kScoreKinds");
+
+const ScoreBuilder &builderFor(const AttentionConfig &config) {
+  for (const ScoreBuilder &row : kScoreBuilders)
+    if (row.kind == config.kernel.score)
+      return row;
+  throw BackendError("kernel '" + config.name + "': score kind '" +
+                     toString(config.kernel.score) + "' has no Halide builder");
+}
+
+} // namespace
+
+void defineScoreInputs(ScoreInputs &in) {
   Expr qScale = scaleFoldedIntoQuery(in.config) ? Expr((float)in.config.scale) : Expr(1.0f);
-  switch (spec.score) {
-  case ScoreKind::Dot:
-  case ScoreKind::ScaledDot:
-  case ScoreKind::Custom:
-    f.rd = RDom(0, f.Dk, "rd");
-    f.qs(f.d, f.i, f.h, f.b) = f.qIn(f.d, f.i, f.h, f.b) * qScale;
-    break;
-  case ScoreKind::General: {
-    // q^T W k = (W^T q) . k: transform each query once, then a plain dot.
-    ImageParam w = in.param("score_w"); // logical [D, Dk]
-    RDom r(0, f.D, "rw");
-    Func qw = exactFunc("q_general");
-    qw(f.d, f.i, f.h, f.b) = 0.0f;
-    qw(f.d, f.i, f.h, f.b) += f.qIn(r, f.i, f.h, f.b) * w(f.d, r);
-    f.qs(f.d, f.i, f.h, f.b) = qw(f.d, f.i, f.h, f.b) * qScale;
-    f.qHoist = qw;
-    f.rd = RDom(0, f.Dk, "rd");
-    break;
-  }
-  case ScoreKind::Additive: {
-    if (spec.additiveHidden <= 0)
-      throw BackendError("kernel '" + in.config.name + "': additive score needs hidden > 0");
-    ImageParam wq = in.param("score_wq"), wk = in.param("score_wk"); // [N, D], [N, Dk]
-    RDom rq(0, f.D, "rq"), rkk(0, f.Dk, "rkd");
-    f.qHoist(f.n, f.i, f.h, f.b) = 0.0f;
-    f.qHoist(f.n, f.i, f.h, f.b) += wq(rq, f.n) * f.qIn(rq, f.i, f.h, f.b);
-    f.kHoist(f.n, f.j, f.g, f.b) = 0.0f;
-    f.kHoist(f.n, f.j, f.g, f.b) += wk(rkk, f.n) * f.kIn(rkk, f.j, f.g, f.b);
-    f.rd = RDom(0, (int32_t)spec.additiveHidden, "rn");
-    break;
-  }
-  }
+  builderFor(in.config).inputs(in, qScale);
 }
 
 void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func qk,
@@ -68,33 +141,18 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func
   Expr g = f.h / (int32_t)(blockRows ? H / f.groupP / G : H / G);
   Func q = blockRows ? f.qRow : f.qs;
   qk(f.j, f.i, f.h, f.b) = 0.0f;
-  switch (config.spec.score) {
-  case ScoreKind::Additive: {
-    ImageParam wvParam;
-    for (const ImageParam &p : f.inputs)
-      if (p.name() == "score_wv")
-        wvParam = p;
-    if (!wvParam.defined())
-      throw BackendError("kernel '" + config.name + "': missing argument 'score_wv'");
-    qk(f.j, f.i, f.h, f.b) +=
-        wvParam(f.rd) * approxTanh(f.qHoist(f.rd, f.i, f.h, f.b) + f.kHoist(f.rd, f.j, g, f.b));
-    break;
-  }
-  default:
-    qk(f.j, f.i, f.h, f.b) += q(f.rd, f.i, f.h, f.b) * f.kIn(f.rd, f.j, g, f.b);
-    break;
-  }
+  qk(f.j, f.i, f.h, f.b) += builderFor(config).term(f, config, q, g);
 }
 
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
                        const Expr &raw) {
-  const KernelSpec &spec = config.spec;
+  const KernelDesc &spec = config.kernel;
   Expr s = raw;
   if (spec.score == ScoreKind::Custom) {
-    if (!config.customScore)
+    if (!config.customScore.defined())
       throw BackendError("kernel '" + config.name + "': custom score without an expression");
     env.dot = raw;
-    s = cast<float>(config.customScore(env));
+    s = cast<float>(buildExpr(config.customScore, env));
   }
   if (config.scale != 1.0 && !scaleFoldedIntoQuery(config))
     s = s * (float)config.scale;
@@ -111,9 +169,9 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
     break;
   }
   case BiasKind::Custom:
-    if (!config.customBias)
+    if (!config.customBias.defined())
       throw BackendError("kernel '" + config.name + "': custom bias without an expression");
-    s = s + cast<float>(config.customBias(env));
+    s = s + cast<float>(buildExpr(config.customBias, env));
     break;
   }
   return {s};

@@ -3,7 +3,9 @@
 // One class of mlirGen() overloads, as in the Toy tutorial. Tensors in the
 // dialect are logical: q, k, v and out are [B, heads, L, width] whatever the
 // memory layout, which is recorded as the function's `attn.layout`. The
-// function's arguments follow the contract order of kernelArguments().
+// function's arguments follow the contract order of kernelArguments(), and
+// `attn.arguments` states that contract (name, role, logical shape with size
+// names), so the IR alone is what the back end compiles (docs/dialect.md).
 // Projections become positions -> project -> split_heads before the chain
 // and merge_heads -> project after it; custom expressions become regions
 // (ExprGen.cpp); `lse` is an attn.logsumexp of the masked scores.
@@ -11,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/MLIRGen/MLIRGen.h"
 #include "compiler/MLIRGen/ExprGen.h"
+
+#include "compiler/Frontend/ExprText.h"
 
 #include "compiler/Frontend/Signature.h"
 #include "dialects/Attn/IR/AttnOps.h"
@@ -21,6 +25,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 
@@ -104,6 +109,55 @@ private:
     return builder.create<mlir::attn::PositionsOp>(l, x, builder.getStringAttr("sinusoidal"));
   }
 
+  /// `B`, `H=8`, `4`: a dimension in the signature's encoding (KernelAbi.h).
+  static std::string dimText(const ArgDim &d) {
+    if (d.name.empty())
+      return std::to_string(d.value);
+    return d.isDynamic() ? d.name : d.name + "=" + std::to_string(d.value);
+  }
+
+  /// What an argument is for: data (q, k, v, x, x_q, x_kv), weight
+  /// (projections, score weights), mask (valid_len, mask), declared (an
+  /// `input` of the kernel) or output.
+  static const char *argRole(const ArgSpec &arg, const KernelSpec &spec) {
+    if (arg.isOutput)
+      return "output";
+    for (const InputAST &input : spec.inputs)
+      if (input.name == arg.name)
+        return "declared";
+    if (arg.name == "valid_len" || arg.name == "mask")
+      return "mask";
+    for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv"})
+      if (arg.name == data)
+        return "data";
+    return "weight";
+  }
+
+  /// The kernel-level attributes: the argument contract and the facts of the
+  /// source the tensor types cannot show.
+  void setKernelAttributes(FuncOp func, const KernelSpec &spec,
+                           const std::vector<ArgSpec> &args) {
+    SmallVector<Attribute> contract;
+    for (const ArgSpec &arg : args) {
+      SmallVector<Attribute> dims;
+      for (const ArgDim &d : arg.shape)
+        dims.push_back(builder.getStringAttr(dimText(d)));
+      contract.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr("name", builder.getStringAttr(arg.name)),
+           builder.getNamedAttr("role", builder.getStringAttr(argRole(arg, spec))),
+           builder.getNamedAttr("shape", builder.getArrayAttr(dims))}));
+    }
+    func->setAttr("attn.arguments", builder.getArrayAttr(contract));
+    func->setAttr("attn.layout", builder.getStringAttr(toString(spec.layout)));
+    if (spec.seqK.kind == SizeSpec::SameAsSeqQ)
+      func->setAttr("attn.seq_k_is_seq_q", builder.getUnitAttr());
+  }
+
+  /// Records an expression's source text on its region's attn.yield.
+  void recordSource(Region &body, const std::string &text) {
+    body.front().getTerminator()->setAttr("source", builder.getStringAttr(text));
+  }
+
   SmallVector<Value> inputsOf(const Expr &expr, const KernelSpec &spec,
                               const std::map<std::string, Value> &inputs) {
     SmallVector<Value> values;
@@ -112,7 +166,28 @@ private:
     return values;
   }
 
+  /// What the steps of one kernel share.
+  struct Kernel {
+    const KernelSpec &spec;
+    std::vector<ArgSpec> args;
+    SmallVector<Type> resultTypes;
+    std::map<std::string, Value> values;   // the function's inputs by contract name
+    std::map<std::string, Value> declared; // the declared inputs among them
+    Location l;
+  };
+
+  /// One kernel: its function, then q / k / v, the score chain, the outputs.
   bool mlirGen(const KernelSpec &spec) {
+    Kernel kernel = buildFunction(spec);
+    auto [q, k, v] = attentionInputs(kernel);
+    Value s = scoreChain(kernel, q, k);
+    buildOutputs(kernel, s, v);
+    return true;
+  }
+
+  /// The function with the contract's arguments and results and the kernel
+  /// attributes; the builder is left at the start of its body.
+  Kernel buildFunction(const KernelSpec &spec) {
     std::vector<ArgSpec> args = kernelArguments(spec);
     SmallVector<Type> inputTypes, resultTypes;
     for (const ArgSpec &arg : args)
@@ -121,42 +196,52 @@ private:
     builder.setInsertionPointToEnd(module->getBody());
     auto func = builder.create<FuncOp>(loc(spec.loc), spec.name,
                                        builder.getFunctionType(inputTypes, resultTypes));
-    func->setAttr("attn.layout", builder.getStringAttr(toString(spec.layout)));
+    setKernelAttributes(func, spec, args);
     Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
 
-    std::map<std::string, Value> values;
+    Kernel kernel{spec, args, resultTypes, {}, {}, loc(spec.loc)};
     for (size_t i = 0, n = 0; i < args.size(); ++i)
       if (!args[i].isOutput)
-        values[args[i].name] = entry->getArgument(n++);
-
-    Location l = loc(spec.loc);
-    std::map<std::string, Value> declared;
+        kernel.values[args[i].name] = entry->getArgument(n++);
     for (const InputAST &input : spec.inputs)
-      declared[input.name] = values[input.name];
-    ExprRegionContext exprContext{spec, declared, [this](SourceLoc at) { return loc(at); }};
+      kernel.declared[input.name] = kernel.values[input.name];
+    return kernel;
+  }
 
+  /// q, k, v: the arguments, or positions? -> project -> split_heads.
+  std::tuple<Value, Value, Value> attentionInputs(Kernel &kernel) {
+    const KernelSpec &spec = kernel.spec;
+    auto &values = kernel.values;
+    Location l = kernel.l;
     Value q = values["q"], k = values["k"], v = values["v"];
-    bool project = spec.project != ProjectKind::None;
-    if (project) {
-      bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
-      Value xq = positioned(l, spec, self ? values["x"] : values["x_q"]);
-      Value xkv = self ? xq : positioned(l, spec, values["x_kv"]);
-      auto bias = [&](const char *name) { return spec.projBias ? values[name] : Value(); };
-      int64_t keyDim = spec.keyDim ? spec.keyDim : spec.headDim;
-      int64_t valueDim = spec.valueDim ? spec.valueDim : spec.headDim;
-      q = projectHeads(l, spec, xq, values["w_q"], bias("b_q"), spec.heads, spec.headDim);
-      k = projectHeads(l, spec, xkv, values["w_k"], bias("b_k"), spec.kvHeads, keyDim);
-      v = projectHeads(l, spec, xkv, values["w_v"], bias("b_v"), spec.kvHeads, valueDim);
-    }
-    auto qType = q.getType().cast<RankedTensorType>();
-    auto kType = k.getType().cast<RankedTensorType>();
-    RankedTensorType sType = scoresType(qType, kType);
+    if (spec.project == ProjectKind::None)
+      return {q, k, v};
+    bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
+    Value xq = positioned(l, spec, self ? values["x"] : values["x_q"]);
+    Value xkv = self ? xq : positioned(l, spec, values["x_kv"]);
+    auto bias = [&](const char *name) { return spec.projBias ? values[name] : Value(); };
+    int64_t keyDim = spec.keyDim ? spec.keyDim : spec.headDim;
+    int64_t valueDim = spec.valueDim ? spec.valueDim : spec.headDim;
+    q = projectHeads(l, spec, xq, values["w_q"], bias("b_q"), spec.heads, spec.headDim);
+    k = projectHeads(l, spec, xkv, values["w_k"], bias("b_k"), spec.kvHeads, keyDim);
+    v = projectHeads(l, spec, xkv, values["w_v"], bias("b_v"), spec.kvHeads, valueDim);
+    return {q, k, v};
+  }
 
+  /// score -> scale -> softcap? -> bias? -> mask*: the masked scores.
+  Value scoreChain(Kernel &kernel, Value q, Value k) {
+    const KernelSpec &spec = kernel.spec;
+    const auto &declared = kernel.declared;
+    Location l = kernel.l;
+    ExprRegionContext exprContext{spec, declared, [this](SourceLoc at) { return loc(at); }};
+    RankedTensorType sType = scoresType(q.getType().cast<RankedTensorType>(),
+                                        k.getType().cast<RankedTensorType>());
+
+    const ScoreKindInfo &scoreKind = kindInfo(spec.score);
     SmallVector<Value> scoreWeights;
-    for (const char *name : {"score_w", "score_wq", "score_wk", "score_wv"})
-      if (values.count(name))
-        scoreWeights.push_back(values[name]);
+    for (int w = 0; w < scoreKind.numWeights; ++w)
+      scoreWeights.push_back(kernel.values.at(scoreKind.weights[w].name));
     bool customScore = spec.score == ScoreKind::Custom && spec.scoreExpr;
     SmallVector<Value> scoreInputs;
     if (customScore)
@@ -164,43 +249,56 @@ private:
     auto score = builder.create<mlir::attn::ScoreOp>(
         customScore ? loc(spec.scoreExpr->loc) : l, sType, q, k, scoreWeights, scoreInputs,
         builder.getStringAttr(toString(spec.score)),
-        spec.score == ScoreKind::Additive ? builder.getI64IntegerAttr(spec.additiveHidden)
-                                          : IntegerAttr());
-    if (customScore)
+        scoreKind.takesHidden ? builder.getI64IntegerAttr(spec.additiveHidden) : IntegerAttr());
+    if (customScore) {
       buildExprRegion(builder, score.getBody(), *spec.scoreExpr, /*withDot=*/true,
                       /*boolean=*/false, exprContext);
+      recordSource(score.getBody(), exprText(*spec.scoreExpr));
+    }
     Value s = score;
     s = builder.create<mlir::attn::ScaleOp>(l, s, builder.getF64FloatAttr(spec.scale));
     if (spec.softcap)
       s = builder.create<mlir::attn::SoftcapOp>(l, s, builder.getF64FloatAttr(*spec.softcap));
     if (spec.bias == BiasKind::Alibi)
-      s = builder.create<mlir::attn::BiasOp>(l, s.getType(), s, ValueRange(), builder.getStringAttr("alibi"));
+      s = builder.create<mlir::attn::BiasOp>(l, s.getType(), s, ValueRange(),
+                                             builder.getStringAttr("alibi"));
     if (spec.bias == BiasKind::Custom && spec.biasExpr) {
       auto bias = builder.create<mlir::attn::BiasOp>(
           loc(spec.biasExpr->loc), s.getType(), s, inputsOf(*spec.biasExpr, spec, declared),
           builder.getStringAttr("custom"));
       buildExprRegion(builder, bias.getBody(), *spec.biasExpr, /*withDot=*/false,
                       /*boolean=*/false, exprContext);
+      recordSource(bias.getBody(), exprText(*spec.biasExpr));
       s = bias;
     }
     for (const MaskTerm &term : spec.masks) {
+      const MaskKindInfo &kind = kindInfo(term.kind);
       SmallVector<Value> maskInputs;
-      if (term.kind == MaskKind::ValidLen)
-        maskInputs.push_back(values["valid_len"]);
-      if (term.kind == MaskKind::Input)
-        maskInputs.push_back(values["mask"]);
-      if (term.kind == MaskKind::Custom && term.expr)
+      if (kind.hasInput)
+        maskInputs.push_back(kernel.values.at(kind.input.name));
+      if (kind.isExpression && term.expr)
         maskInputs = inputsOf(*term.expr, spec, declared);
       auto mask = builder.create<mlir::attn::MaskOp>(
           loc(term.loc), s.getType(), s, maskInputs, builder.getStringAttr(toString(term.kind)),
-          term.kind == MaskKind::Window ? builder.getI64IntegerAttr(term.window) : IntegerAttr());
-      if (term.kind == MaskKind::Custom && term.expr)
+          kind.takesWindow ? builder.getI64IntegerAttr(term.window) : IntegerAttr());
+      if (kind.isExpression && term.expr) {
         buildExprRegion(builder, mask.getBody(), *term.expr, /*withDot=*/false,
                         /*boolean=*/true, exprContext);
+        recordSource(mask.getBody(), maskTermText(*term.expr, spec.masks.size() > 1));
+      }
       s = mask;
     }
+    return s;
+  }
+
+  /// softmax -> weighted_sum (-> merge_heads -> project), then the weights
+  /// and lse results requested, and the return.
+  void buildOutputs(Kernel &kernel, Value s, Value v) {
+    const KernelSpec &spec = kernel.spec;
+    Location l = kernel.l;
+    auto sType = s.getType().cast<RankedTensorType>();
     Value p = builder.create<mlir::attn::SoftmaxOp>(l, s);
-    Type attnOutType = resultTypes[0];
+    Type attnOutType = kernel.resultTypes[0];
     bool outProject = spec.project == ProjectKind::QKVOut ||
                       spec.project == ProjectKind::SelfQKVOut;
     if (outProject) {
@@ -217,21 +315,21 @@ private:
            attnType.getDimSize(1) * attnType.getDimSize(3)},
           builder.getF32Type());
       Value m = builder.create<mlir::attn::MergeHeadsOp>(l, merged, out);
-      out = builder.create<mlir::attn::ProjectOp>(l, resultTypes[0], m, values["w_o"],
-                                                  spec.projBias ? values["b_o"] : Value());
+      out = builder.create<mlir::attn::ProjectOp>(l, kernel.resultTypes[0], m,
+                                                  kernel.values["w_o"],
+                                                  spec.projBias ? kernel.values["b_o"] : Value());
     }
     SmallVector<Value> results{out};
     if (spec.outputWeights)
       results.push_back(p);
     if (spec.outputLse) {
       Type lseType;
-      for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].isOutput && args[i].name == "lse")
-          lseType = tensorType(args[i], spec.layout);
+      for (const ArgSpec &arg : kernel.args)
+        if (arg.isOutput && arg.name == "lse")
+          lseType = tensorType(arg, spec.layout);
       results.push_back(builder.create<mlir::attn::LogSumExpOp>(l, lseType, s));
     }
     builder.create<ReturnOp>(l, results);
-    return true;
   }
 };
 

@@ -1,16 +1,17 @@
 //===- ConvertAttnToHalide.cpp - attn.attention to the back end's input ---===//
 //
 // One AttentionConfig per kernel function, built from what the optimized IR
-// says: score kind and hidden size, scale and where it applies, softcap,
-// bias, mask terms and windows, key interval, outputs (weights / lse results
-// of the fused op), projections (traced through positions / project /
-// split_heads / merge_heads) and the custom expression regions (translated
-// to Halide Exprs by RegionToHalide.cpp). The KernelSpec supplies only what
-// the IR does not model: argument names and order, layout, size names and
-// which sizes are dynamic, and the declared inputs' shapes.
+// says and nothing else: the argument contract (`attn.arguments`, read by
+// ReadContract.cpp), layout (`attn.layout`), sizes (the attention op's
+// operand types), score kind and hidden size, scale and where it applies,
+// softcap, bias, mask terms and windows, key interval, outputs (weights /
+// lse results of the fused op), projections (traced through positions /
+// project / split_heads / merge_heads) and the custom expression regions
+// (translated to owned graphs by RegionToHalide.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttnToHalide/ConvertAttnToHalide.h"
+#include "compiler/Conversion/AttnToHalide/ReadContract.h"
 #include "compiler/Conversion/AttnToHalide/RegionToHalide.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
@@ -22,28 +23,6 @@
 using namespace mlir;
 
 namespace attnc {
-
-static Optional<ScoreKind> scoreKind(StringRef name) {
-  const std::pair<const char *, ScoreKind> table[] = {
-      {"dot", ScoreKind::Dot},         {"scaled_dot", ScoreKind::ScaledDot},
-      {"general", ScoreKind::General}, {"additive", ScoreKind::Additive},
-      {"custom", ScoreKind::Custom}};
-  for (const auto &row : table)
-    if (name == row.first)
-      return row.second;
-  return llvm::None;
-}
-
-static Optional<MaskKind> maskKind(StringRef name) {
-  const std::pair<const char *, MaskKind> table[] = {
-      {"causal", MaskKind::Causal}, {"valid_len", MaskKind::ValidLen},
-      {"window", MaskKind::Window}, {"input", MaskKind::Input},
-      {"custom", MaskKind::Custom}};
-  for (const auto &row : table)
-    if (name == row.first)
-      return row.second;
-  return llvm::None;
-}
 
 /// `argName` names a function argument by its contract name.
 static halide_backend::KeyInterval
@@ -66,23 +45,24 @@ keyInterval(attn::AttentionOp op, const std::function<std::string(Value)> &argNa
 
 namespace {
 
-/// Reads the projections around the fused op back into KernelSpec terms.
+/// Reads the projections around the fused op into the back end's project
+/// kind, checking that every tensor it binds by name is that argument.
 class ProjectionReader {
 public:
-  ProjectionReader(FuncOp func, const std::vector<std::string> &inputNames)
-      : func(func), inputNames(inputNames) {}
+  ProjectionReader(FuncOp func, const KernelContract &contract)
+      : func(func), contract(contract) {}
 
   /// The contract name of a function argument, or "" for another value.
   std::string argName(Value v) {
     auto arg = v.dyn_cast<BlockArgument>();
-    if (!arg || arg.getOwner() != &func.front() || arg.getArgNumber() >= inputNames.size())
+    if (!arg || arg.getOwner() != &func.front() || arg.getArgNumber() >= func.getNumArguments())
       return "";
-    return inputNames[arg.getArgNumber()];
+    return contract.inputName(arg.getArgNumber());
   }
 
   /// q/k/v: split_heads(project(positions?(x), w, b?)), or a plain argument.
   LogicalResult readInput(Value v, const char *weight, const char *bias, Value &source,
-                          KernelSpec &spec) {
+                          halide_backend::KernelDesc &spec) {
     auto split = v.getDefiningOp<attn::SplitHeadsOp>();
     if (!split) {
       source = {};
@@ -114,13 +94,19 @@ public:
     return success();
   }
 
-  LogicalResult read(attn::AttentionOp op, KernelSpec &spec) {
+  LogicalResult read(attn::AttentionOp op, halide_backend::KernelDesc &spec) {
     Value xq, xk, xv;
     if (failed(readInput(op.getQuery(), "w_q", "b_q", xq, spec)) ||
         failed(readInput(op.getKey(), "w_k", "b_k", xk, spec)) ||
         failed(readInput(op.getValue(), "w_v", "b_v", xv, spec)))
       return failure();
     if (!xq && !xk && !xv) {
+      const std::pair<Value, const char *> data[] = {
+          {op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
+      for (const auto &[value, name] : data)
+        if (argName(value) != name)
+          return op.emitOpError("operand '") << name << "' must be the kernel argument '"
+                                             << name << "'";
       spec.project = ProjectKind::None;
       spec.projBias = false;
       spec.positional = PositionalKind::None;
@@ -129,6 +115,10 @@ public:
     if (!xq || !xk || !xv || xk != xv)
       return op.emitOpError("q, k and v must all be projected, k and v from one input");
     bool self = xq == xk;
+    if (self ? argName(xq) != "x" : argName(xq) != "x_q" || argName(xk) != "x_kv")
+      return op.emitOpError(self ? "projects one input, which must be the kernel argument 'x'"
+                                 : "projects two inputs, which must be the kernel arguments "
+                                   "'x_q' and 'x_kv'");
     // The output projection: return project(merge_heads(out), w_o, b_o?).
     bool outProject = false;
     auto ret = cast<ReturnOp>(func.front().getTerminator());
@@ -149,75 +139,142 @@ public:
 
 private:
   FuncOp func;
-  const std::vector<std::string> &inputNames;
+  const KernelContract &contract;
   bool seen = false;
 };
 
 } // namespace
 
-static LogicalResult convertKernel(FuncOp func, const KernelSpec &spec,
-                                   halide_backend::AttentionConfig &config) {
+/// The kinds of the fused op: the dialect's enums to the back end's, by
+/// their shared spelling (AttnKinds.h checks both name every kind).
+static LogicalResult readKinds(attn::AttentionOp op, halide_backend::KernelDesc &out) {
+  out.score = *parseScoreKind(attn::stringifyScoreKind(op.getScore()).str());
+  out.bias = BiasKind::None;
+  if (op.getBias()) {
+    auto bias = parseBiasKind(op.getBias()->str());
+    if (!bias || *bias == BiasKind::None)
+      return op.emitOpError("has unknown bias kind '") << *op.getBias() << "'";
+    out.bias = *bias;
+  }
+  for (attn::MaskKind kind : op.getMaskKinds()) {
+    halide_backend::MaskTermDesc term;
+    term.kind = *parseMaskKind(attn::stringifyMaskKind(kind).str());
+    if (kindInfo(term.kind).takesWindow)
+      term.window = (int64_t)op.getWindow().getValueOr(1);
+    out.masks.push_back(std::move(term));
+  }
+  return success();
+}
+
+/// Sizes from the attention op's operand types: q [B, H, Lq, D], k [B, G,
+/// Lk, Dk], v [B, G, Lk, Dv]; a dynamic size is 0.
+static void readSizes(attn::AttentionOp op, halide_backend::KernelDesc &out) {
+  auto q = op.getQuery().getType().cast<RankedTensorType>();
+  auto k = op.getKey().getType().cast<RankedTensorType>();
+  auto v = op.getValue().getType().cast<RankedTensorType>();
+  auto fixed = [](RankedTensorType t, unsigned d) {
+    return t.isDynamicDim(d) ? (int64_t)0 : t.getDimSize(d);
+  };
+  out.batch = fixed(q, 0);
+  out.heads = fixed(q, 1);
+  out.seqQ = fixed(q, 2);
+  out.headDim = fixed(q, 3);
+  out.kvHeads = fixed(k, 1);
+  out.seqK = fixed(k, 2);
+  out.keyDim = fixed(k, 3);
+  out.valueDim = fixed(v, 3);
+}
+
+/// The arguments a kind reads by name, which the back end binds by name.
+static LogicalResult checkNamedArguments(FuncOp func, const halide_backend::KernelDesc &k,
+                                         const KernelContract &contract) {
+  std::vector<const char *> needed;
+  if (k.score == ScoreKind::General)
+    needed = {"score_w"};
+  if (k.score == ScoreKind::Additive)
+    needed = {"score_wq", "score_wk", "score_wv"};
+  if (k.hasMask(MaskKind::ValidLen))
+    needed.push_back("valid_len");
+  if (k.hasMask(MaskKind::Input))
+    needed.push_back("mask");
+  for (const char *name : needed)
+    if (!contract.has(name))
+      return func.emitError("kernel '") << func.getName() << "' needs the argument '" << name
+                                        << "' in 'attn.arguments'";
+  return success();
+}
+
+static LogicalResult convertKernel(FuncOp func, halide_backend::AttentionConfig &config) {
+  std::string name = func.getName().str();
   attn::AttentionOp op;
-  func.walk([&](attn::AttentionOp found) { op = found; });
+  unsigned fused = 0;
+  func.walk([&](attn::AttentionOp found) {
+    op = found;
+    ++fused;
+  });
   if (!op)
-    return func.emitError("no attn.attention to lower in kernel '") << spec.name << "'";
+    return func.emitError("no attn.attention to lower in kernel '") << name << "'";
+  if (fused > 1)
+    return func.emitError("kernel '") << name << "' has " << fused
+                                      << " attn.attention ops; the back end builds one";
 
-  Optional<ScoreKind> score = scoreKind(op.getScore());
-  if (!score)
-    return op.emitError("unknown score kind '") << op.getScore() << "'";
+  KernelContract contract;
+  if (failed(readContract(func, contract)))
+    return failure();
+  config.name = name;
+  config.arguments = contract.arguments;
+  halide_backend::KernelDesc &out = config.kernel;
 
-  config.name = spec.name;
-  config.spec = spec;
-  KernelSpec &out = config.spec;
-  out.score = *score;
+  auto layout = func->getAttrOfType<StringAttr>("attn.layout");
+  Optional<Layout> parsedLayout;
+  if (layout)
+    if (auto l = parseLayout(layout.getValue().str()))
+      parsedLayout = *l;
+  if (!parsedLayout)
+    return func.emitError("kernel '") << name << "' needs 'attn.layout' = \"bhsd\" or \"bshd\"";
+  out.layout = *parsedLayout;
+  out.seqKIsSeqQ = func->hasAttr("attn.seq_k_is_seq_q");
+
+  readSizes(op, out);
+  if (failed(readKinds(op, out)))
+    return failure();
   if (auto hidden = op.getHidden())
     out.additiveHidden = (int64_t)*hidden;
-  out.scale = op.getScale().convertToDouble();
-  out.softcap.reset();
   if (auto cap = op.getSoftcap())
     out.softcap = cap->convertToDouble();
-  StringRef bias = op.getBias() ? *op.getBias() : StringRef("none");
-  out.bias = bias == "alibi" ? BiasKind::Alibi : bias == "custom" ? BiasKind::Custom
-                                                                  : BiasKind::None;
-  out.masks.clear();
-  for (auto it : llvm::enumerate(op.getMasks())) {
-    MaskTerm term{*maskKind(it.value().cast<StringAttr>().getValue()), spec.loc, 0, nullptr};
-    // Keep the source term (location, expression text for the header) when
-    // the IR still has it in the same place.
-    if (it.index() < spec.masks.size() && spec.masks[it.index()].kind == term.kind)
-      term = spec.masks[it.index()];
-    if (term.kind == MaskKind::Window)
-      term.window = (int64_t)op.getWindow().getValueOr(1);
-    out.masks.push_back(term);
-  }
   // Outputs: weights is the rank-4 result after out, lse the rank-3 one.
-  out.outputWeights = out.outputLse = false;
   for (Value result : op.getResults().drop_front()) {
     int64_t rank = result.getType().cast<RankedTensorType>().getRank();
     (rank == 4 ? out.outputWeights : out.outputLse) = true;
   }
+  // Results are out, then weights and/or lse, as the fused op returns them.
+  for (unsigned n = 0; n < func.getNumResults(); ++n) {
+    const std::string &result = contract.arguments[func.getNumArguments() + n].name;
+    int64_t rank = func.getType().getResult(n).cast<RankedTensorType>().getRank();
+    const char *expected = n == 0 ? "out" : rank == 4 ? "weights" : "lse";
+    if (result != expected)
+      return func.emitError("kernel '") << name << "': result " << n << " is named '" << result
+                                        << "' in 'attn.arguments'; expected '" << expected << "'";
+  }
+  if (func.getNumResults() != op.getNumResults())
+    return func.emitError("kernel '") << name << "' returns " << func.getNumResults()
+                                      << " values but its attn.attention has "
+                                      << op.getNumResults() << " results";
+  for (size_t n = 0; n < contract.arguments.size(); ++n)
+    if (contract.roles[n] == "declared")
+      out.inputs.push_back({contract.arguments[n].name, contract.arguments[n].type,
+                            contract.arguments[n].shape});
 
-  // Argument names come from the contract; check the IR agrees on them.
-  std::vector<ArgSpec> contract = kernelArguments(spec);
-  std::vector<std::string> inputNames;
-  for (const ArgSpec &arg : contract)
-    if (!arg.isOutput)
-      inputNames.push_back(arg.name);
-  ProjectionReader projections(func, inputNames);
-  if (failed(projections.read(op, out)))
+  ProjectionReader projections(func, contract);
+  if (failed(projections.read(op, out)) || failed(checkNamedArguments(func, out, contract)))
     return failure();
-  config.arguments = kernelArguments(out);
-  size_t irInputs = func.getNumArguments(), irOutputs = func.getNumResults();
-  size_t inputs = 0;
-  for (const ArgSpec &arg : config.arguments)
-    inputs += !arg.isOutput;
-  if (irInputs != inputs || irOutputs != config.arguments.size() - inputs)
-    return func.emitError("kernel '") << spec.name << "': the IR has " << irInputs
-                                      << " inputs and " << irOutputs
-                                      << " outputs, the argument contract " << inputs
-                                      << " and " << config.arguments.size() - inputs;
+  if (out.seqKIsSeqQ && out.selfAttention() == false && out.seqK != out.seqQ)
+    return func.emitError("kernel '") << name << "': 'attn.seq_k_is_seq_q' but keys have "
+                                      << out.seqK << " rows and queries " << out.seqQ;
+  if (out.selfAttention() || out.seqKIsSeqQ)
+    out.seqKIsSeqQ = true;
 
-  config.scale = out.scale;
+  config.scale = op.getScale().convertToDouble();
   config.scaleOnQuery = op.getScaleOnQuery();
   config.interval =
       keyInterval(op, [&](Value v) { return projections.argName(v); });
@@ -228,44 +285,47 @@ static LogicalResult convertKernel(FuncOp func, const KernelSpec &spec,
       projections.argName(op.getExtra()[*op.getKeyHiInput()]) != "valid_len")
     config.maskNeedsElementTest = true;
 
-  // Custom expressions: the regions, translated to Halide when built.
+  // Custom expressions: the regions, translated into owned graphs.
   std::map<void *, std::string> tensorNames;
-  for (const InputAST &input : spec.inputs)
-    for (size_t a = 0; a < inputNames.size(); ++a)
-      if (inputNames[a] == input.name)
-        tensorNames[func.getArgument(a).getAsOpaquePointer()] = input.name;
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    if (contract.roles[a] == "declared")
+      tensorNames[func.getArgument(a).getAsOpaquePointer()] = contract.inputName(a);
   if (out.score == ScoreKind::Custom) {
-    auto builder = translateExprRegion(op.getScoreBody(), tensorNames);
-    if (failed(builder))
+    auto graph = translateExprRegion(op.getScoreBody(), tensorNames);
+    if (failed(graph))
       return failure();
-    config.customScore = *builder;
+    config.customScore = std::move(*graph);
   }
   if (out.bias == BiasKind::Custom) {
-    auto builder = translateExprRegion(op.getBiasBody(), tensorNames);
-    if (failed(builder))
+    auto graph = translateExprRegion(op.getBiasBody(), tensorNames);
+    if (failed(graph))
       return failure();
-    config.customBias = *builder;
+    config.customBias = std::move(*graph);
   }
-  for (Region &body : op.getMaskBodies()) {
-    auto builder = translateExprRegion(body, tensorNames);
-    if (failed(builder))
+  auto body = op.getMaskBodies().begin(), bodiesEnd = op.getMaskBodies().end();
+  for (halide_backend::MaskTermDesc &term : out.masks) {
+    if (term.kind != MaskKind::Custom)
+      continue;
+    if (body == bodiesEnd)
+      return op.emitOpError("has more custom masks than mask regions");
+    auto graph = translateExprRegion(*body++, tensorNames);
+    if (failed(graph))
       return failure();
-    config.customMasks.push_back(*builder);
+    term.expr = std::move(*graph);
   }
   return success();
 }
 
-LogicalResult convertAttnToHalide(ModuleOp module, const std::vector<KernelSpec> &specs,
+LogicalResult convertAttnToHalide(ModuleOp module,
                                   std::vector<halide_backend::AttentionConfig> &configs) {
-  for (const KernelSpec &spec : specs) {
-    auto func = module.lookupSymbol<FuncOp>(spec.name);
-    if (!func)
-      return module.emitError("kernel '") << spec.name << "' is missing from the IR";
+  for (FuncOp func : module.getOps<FuncOp>()) {
     halide_backend::AttentionConfig config;
-    if (failed(convertKernel(func, spec, config)))
+    if (failed(convertKernel(func, config)))
       return failure();
     configs.push_back(std::move(config));
   }
+  if (configs.empty())
+    return module.emitError("no kernel function to lower");
   return success();
 }
 

@@ -1,12 +1,11 @@
 //===- ConvertAttnToHalide.h - attn.attention to the back end's input -*- C++ -*-===//
 //
-// convert-attn-to-halide: reads the fused attn.attention op of each kernel
-// function, after the pass pipeline, into the Halide back end's
-// AttentionConfig. The attention semantics (score, scale and where it
-// applies, softcap, bias, masks, key interval) come from the op; the memory
-// contract (argument names, layout, size names) from the kernel's KernelSpec.
-// Custom expressions become ExprBuilders that read the module's regions:
-// keep the module (and its context) alive until the back end has built.
+// convert-attn-to-halide: reads each kernel function of the optimized IR
+// into the Halide back end's AttentionConfig, from the IR alone: the
+// argument contract (`attn.arguments`), the layout (`attn.layout`), the
+// sizes (tensor types), the fused attn.attention op's fields and the
+// projections around it. Custom expression regions become owned graphs, so
+// the module may be destroyed once this returns.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -20,8 +19,9 @@
 
 namespace attnc {
 
+/// One config per function of `module`, in order. Emits a located error
+/// and fails on IR that does not state a kernel the back end can build.
 mlir::LogicalResult convertAttnToHalide(mlir::ModuleOp module,
-                                        const std::vector<KernelSpec> &specs,
                                         std::vector<halide_backend::AttentionConfig> &configs);
 
 } // namespace attnc

@@ -1,11 +1,11 @@
 //===- RegionToHalide.cpp - attn expression regions to Halide Exprs -------===//
 //
 // One case per op MLIRGen emits into expression regions (arith, math,
-// select, attn.size, attn.read). Integer semantics follow the IR: remsi
-// truncates, so it is rebuilt from Halide's Euclidean `%`, and MLIRGen's
-// Euclidean expansion of the language's `%` becomes one Halide `%`; int is
-// 32-bit as in the language. Values are translated on demand and memoized, so shared
-// subexpressions become one Halide Expr.
+// select, attn.size, attn.read), each to one ExprGraph node. remsi becomes a
+// truncated remainder node, and MLIRGen's Euclidean expansion of the
+// language's `%` one Euclidean `%` node; int is 32-bit as in the language.
+// Values are translated on demand and memoized, so shared subexpressions
+// become one node.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/AttnToHalide/RegionToHalide.h"
@@ -16,7 +16,6 @@
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
-using HExpr = Halide::Expr;
 
 namespace attnc {
 namespace {
@@ -58,134 +57,150 @@ arith::RemSIOp euclideanRemainder(SelectOp sel) {
   return rem;
 }
 
+/// Builds the graph on demand from the yielded value; each Value becomes
+/// one node, so shared subexpressions stay shared.
 class Translator {
 public:
-  Translator(Block &block, const std::map<void *, std::string> &inputNames,
-             const halide_backend::ExprEnv &env)
-      : block(block), inputNames(inputNames), env(env) {}
+  Translator(const std::map<void *, std::string> &inputNames) : inputNames(inputNames) {}
 
-  HExpr get(Value v) {
+  int get(Value v) {
     auto it = memo.find(v.getAsOpaquePointer());
     if (it != memo.end())
       return it->second;
-    HExpr e = compute(v);
-    memo[v.getAsOpaquePointer()] = e;
-    return e;
+    int n = compute(v);
+    memo[v.getAsOpaquePointer()] = n;
+    return n;
   }
+
+  halide_backend::ExprGraph graph;
 
 private:
-  Block &block;
+  using Node = halide_backend::ExprNode;
   const std::map<void *, std::string> &inputNames;
-  const halide_backend::ExprEnv &env;
-  std::map<const void *, HExpr> memo;
+  std::map<const void *, int> memo;
 
-  HExpr arg(unsigned n) {
+  int add(Node node) {
+    graph.nodes.push_back(std::move(node));
+    return (int)graph.nodes.size() - 1;
+  }
+  int add(Node::Op op, std::vector<int> operands) {
+    Node node;
+    node.op = op;
+    node.operands = std::move(operands);
+    return add(std::move(node));
+  }
+  int named(Node::Op op, std::string name) {
+    Node node;
+    node.op = op;
+    node.name = std::move(name);
+    return add(std::move(node));
+  }
+
+  static const char *argName(unsigned n) {
     switch (n) {
-    case attn::ArgB: return env.b;
-    case attn::ArgH: return env.h;
-    case attn::ArgI: return env.i;
-    case attn::ArgJ: return env.j;
-    case attn::ArgG: return env.g;
-    case attn::ArgIp: return env.ip;
-    default: return env.dot;
+    case attn::ArgB: return "b";
+    case attn::ArgH: return "h";
+    case attn::ArgI: return "i";
+    case attn::ArgJ: return "j";
+    case attn::ArgG: return "g";
+    case attn::ArgIp: return "ip";
+    default: return "dot";
     }
   }
 
-  HExpr size(StringRef name) {
-    if (name == "B") return env.B;
-    if (name == "H") return env.H;
-    if (name == "G") return env.G;
-    if (name == "Lq") return env.Lq;
-    if (name == "Lk") return env.Lk;
-    if (name == "D") return env.D;
-    return env.Dv;
-  }
-
-  HExpr compute(Value v) {
+  int compute(Value v) {
     if (auto blockArg = v.dyn_cast<BlockArgument>())
-      return arg(blockArg.getArgNumber());
+      return named(Node::Var, argName(blockArg.getArgNumber()));
     Operation *op = v.getDefiningOp();
     auto x = [&](unsigned n) { return get(op->getOperand(n)); };
+    auto binary = [&](Node::Op kind) { return add(kind, {x(0), x(1)}); };
+    auto unary = [&](Node::Op kind) { return add(kind, {x(0)}); };
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      Node node;
       Attribute value = c.getValue();
-      if (auto f = value.dyn_cast<FloatAttr>())
-        return HExpr((float)f.getValueAsDouble());
+      if (auto f = value.dyn_cast<FloatAttr>()) {
+        node.op = Node::FloatConst;
+        node.floatValue = (float)f.getValueAsDouble();
+        return add(std::move(node));
+      }
       auto i = value.cast<IntegerAttr>();
-      if (i.getType().isInteger(1))
-        return i.getValue().getBoolValue() ? Halide::Internal::const_true()
-                                           : Halide::Internal::const_false();
-      return HExpr((int32_t)i.getValue().getSExtValue());
+      if (i.getType().isInteger(1)) {
+        node.op = Node::BoolConst;
+        node.boolValue = i.getValue().getBoolValue();
+      } else {
+        node.op = Node::IntConst;
+        node.intValue = (int32_t)i.getValue().getSExtValue();
+      }
+      return add(std::move(node));
     }
-    if (isa<arith::AddIOp, arith::AddFOp>(op)) return x(0) + x(1);
-    if (isa<arith::SubIOp, arith::SubFOp>(op)) return x(0) - x(1);
-    if (isa<arith::MulIOp, arith::MulFOp>(op)) return x(0) * x(1);
-    if (isa<arith::DivFOp>(op)) return x(0) / x(1);
-    if (isa<arith::NegFOp>(op)) return -x(0);
-    if (isa<arith::RemSIOp>(op)) {
-      // Truncated remainder from Halide's Euclidean one.
-      HExpr a = x(0), b = x(1), r = a % b;
-      return Halide::select(r != 0 && a < 0, r - Halide::abs(b), r);
-    }
-    if (isa<arith::MinSIOp, arith::MinFOp>(op)) return Halide::min(x(0), x(1));
-    if (isa<arith::MaxSIOp, arith::MaxFOp>(op)) return Halide::max(x(0), x(1));
+    if (isa<arith::AddIOp, arith::AddFOp>(op)) return binary(Node::Add);
+    if (isa<arith::SubIOp, arith::SubFOp>(op)) return binary(Node::Sub);
+    if (isa<arith::MulIOp, arith::MulFOp>(op)) return binary(Node::Mul);
+    if (isa<arith::DivFOp>(op)) return binary(Node::Div);
+    if (isa<arith::NegFOp>(op)) return unary(Node::Neg);
+    if (isa<arith::RemSIOp>(op)) return binary(Node::Rem);
+    if (isa<arith::MinSIOp, arith::MinFOp>(op)) return binary(Node::Min);
+    if (isa<arith::MaxSIOp, arith::MaxFOp>(op)) return binary(Node::Max);
     if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
       using P = arith::CmpIPredicate;
-      HExpr a = x(0), b = x(1);
       switch (cmp.getPredicate()) {
-      case P::eq: return a == b;
-      case P::ne: return a != b;
-      case P::slt: case P::ult: return a < b;
-      case P::sle: case P::ule: return a <= b;
-      case P::sgt: case P::ugt: return a > b;
-      default: return a >= b;
+      case P::eq: return binary(Node::Eq);
+      case P::ne: return binary(Node::Ne);
+      case P::slt: case P::ult: return binary(Node::Lt);
+      case P::sle: case P::ule: return binary(Node::Le);
+      case P::sgt: case P::ugt: return binary(Node::Gt);
+      default: return binary(Node::Ge);
       }
     }
     if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
       using P = arith::CmpFPredicate;
-      HExpr a = x(0), b = x(1);
       switch (cmp.getPredicate()) {
-      case P::OEQ: case P::UEQ: return a == b;
-      case P::OLT: case P::ULT: return a < b;
-      case P::OLE: case P::ULE: return a <= b;
-      case P::OGT: case P::UGT: return a > b;
-      case P::OGE: case P::UGE: return a >= b;
-      default: return a != b;
+      case P::OEQ: case P::UEQ: return binary(Node::Eq);
+      case P::OLT: case P::ULT: return binary(Node::Lt);
+      case P::OLE: case P::ULE: return binary(Node::Le);
+      case P::OGT: case P::UGT: return binary(Node::Gt);
+      case P::OGE: case P::UGE: return binary(Node::Ge);
+      default: return binary(Node::Ne);
       }
     }
-    if (isa<arith::AndIOp>(op)) return x(0) && x(1);
-    if (isa<arith::OrIOp>(op)) return x(0) || x(1);
-    if (isa<arith::XOrIOp>(op)) return x(0) != x(1); // on i1 only
-    if (isa<arith::IndexCastOp>(op)) return x(0);     // int is 32-bit
-    if (isa<arith::SIToFPOp>(op)) return Halide::cast<float>(x(0));
-    if (isa<math::ExpOp>(op)) return Halide::exp(x(0));
-    if (isa<math::LogOp>(op)) return Halide::log(x(0));
-    if (isa<math::SqrtOp>(op)) return Halide::sqrt(x(0));
-    if (isa<math::RsqrtOp>(op)) return 1.0f / Halide::sqrt(x(0));
-    if (isa<math::TanhOp>(op)) return Halide::tanh(x(0));
-    if (isa<math::AbsOp>(op)) return Halide::abs(x(0));
+    if (isa<arith::AndIOp>(op)) return binary(Node::And);
+    if (isa<arith::OrIOp>(op)) return binary(Node::Or);
+    if (isa<arith::XOrIOp>(op)) return binary(Node::Xor); // on i1 only
+    if (isa<arith::IndexCastOp>(op)) return x(0);            // int is 32-bit
+    if (isa<arith::SIToFPOp>(op)) return unary(Node::ToFloat);
+    if (isa<math::ExpOp>(op)) return unary(Node::Exp);
+    if (isa<math::LogOp>(op)) return unary(Node::Log);
+    if (isa<math::SqrtOp>(op)) return unary(Node::Sqrt);
+    if (isa<math::RsqrtOp>(op)) return unary(Node::Rsqrt);
+    if (isa<math::TanhOp>(op)) return unary(Node::Tanh);
+    if (isa<math::AbsOp>(op)) return unary(Node::Abs);
     if (auto sel = dyn_cast<SelectOp>(op)) {
-      // Halide's `%` is Euclidean already: one op instead of the expansion.
+      // Halide's `%` is Euclidean already: one node instead of the expansion.
       if (auto rem = euclideanRemainder(sel))
-        return get(rem.getLhs()) % get(rem.getRhs());
-      return Halide::select(x(0), x(1), x(2));
+        return add(Node::Mod, {get(rem.getLhs()), get(rem.getRhs())});
+      return add(Node::Select, {x(0), x(1), x(2)});
     }
-    if (auto s = dyn_cast<attn::SizeOp>(op)) return size(s.getName());
+    if (auto s = dyn_cast<attn::SizeOp>(op))
+      return named(Node::Size, s.getName().str());
     if (auto read = dyn_cast<attn::ReadOp>(op)) {
-      const std::string &name = inputNames.at(read.getInput().getAsOpaquePointer());
-      std::vector<HExpr> indices;
+      Node node;
+      node.op = Node::Read;
+      node.name = inputNames.at(read.getInput().getAsOpaquePointer());
+      node.readsFloat = read.getType().isF32();
       for (Value index : read.getIndices())
-        indices.push_back(get(index));
-      HExpr e = env.inputs.at(name)(indices);
-      return read.getType().isF32() ? Halide::cast<float>(e) : Halide::cast<int32_t>(e);
+        node.operands.push_back(get(index));
+      return add(std::move(node));
     }
-    return HExpr(); // unreachable: checked by translateExprRegion
+    return -1; // unreachable: checked by translateExprRegion
   }
 };
 
 } // namespace
 
-FailureOr<halide_backend::ExprBuilder>
+FailureOr<halide_backend::ExprGraph>
 translateExprRegion(Region &region, const std::map<void *, std::string> &inputNames) {
+  if (region.empty())
+    return (region.getParentOp()->emitOpError("has an empty expression region"), failure());
   Block &block = region.front();
   for (Operation &op : block) {
     if (!isTranslatable(op))
@@ -203,11 +218,12 @@ translateExprRegion(Region &region, const std::map<void *, std::string> &inputNa
         return (read.emitOpError("reads a tensor that is not a declared input of the kernel"),
                 failure());
   }
-  Block *body = &block;
-  return halide_backend::ExprBuilder([body, inputNames](const halide_backend::ExprEnv &env) {
-    Translator translator(*body, inputNames, env);
-    return translator.get(cast<attn::YieldOp>(body->getTerminator()).getValue());
-  });
+  auto yield = cast<attn::YieldOp>(block.getTerminator());
+  Translator translator(inputNames);
+  translator.graph.root = translator.get(yield.getValue());
+  if (auto source = yield->getAttrOfType<StringAttr>("source"))
+    translator.graph.source = source.getValue().str();
+  return std::move(translator.graph);
 }
 
 } // namespace attnc

@@ -1,14 +1,14 @@
-//===- RegionToHalide.h - attn expression regions to Halide Exprs -*- C++ -*-===//
+//===- RegionToHalide.h - attn expression regions to expression graphs -*- C++ -*-===//
 //
-// Translates a custom score / bias / mask region of attn.attention into an
-// ExprBuilder: walking the region, each mlir::Value maps to a Halide::Expr
-// (index -> Int(32), f32 -> Float(32), i1 -> Bool). The builder reads the
-// region when the back end calls it, so the module must outlive the build.
+// Translates a custom score / bias / mask region of attn.attention into the
+// back end's ExprGraph: each mlir::Value becomes a node (index -> int32,
+// f32 -> float, i1 -> bool). The graph is plain data, so the MLIR module may
+// be destroyed before the back end builds it into Halide.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/HalideBackend/AttentionConfig.h"
+#include "compiler/HalideBackend/ExprGraph.h"
 
 #include "mlir/IR/Region.h"
 #include "mlir/Support/LogicalResult.h"
@@ -18,10 +18,11 @@
 
 namespace attnc {
 
-/// Checks that every op of `region` has a Halide translation (located error
-/// otherwise) and returns a builder for it. `inputNames` names the tensors
-/// attn.read may read (function arguments) by their contract name.
-mlir::FailureOr<halide_backend::ExprBuilder>
+/// Checks that every op of `region` has a translation (located error
+/// otherwise) and returns its graph. `inputNames` names the tensors
+/// attn.read may read (function arguments) by their contract name. The
+/// graph's `source` is the yield's `source` attribute, when present.
+mlir::FailureOr<halide_backend::ExprGraph>
 translateExprRegion(mlir::Region &region, const std::map<void *, std::string> &inputNames);
 
 } // namespace attnc

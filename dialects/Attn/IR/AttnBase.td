@@ -28,19 +28,27 @@ def Attn_Dialect : Dialect {
   let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
 }
 
-def Attn_ScoreKindAttr : StrEnumAttr<"ScoreKind", "score function", [
-    StrEnumAttrCase<"dot">, StrEnumAttrCase<"scaled_dot">,
-    StrEnumAttrCase<"general">, StrEnumAttrCase<"additive">,
-    StrEnumAttrCase<"custom">]> {
+// Score and mask kinds: one case per row of compiler/Kinds/AttentionKinds.h
+// (kScoreKinds, kMaskKinds), which holds each kind's properties. The IR
+// spells them as strings; the accessors return the generated enums
+// (`op.getKind() == ScoreKind::custom`), so no pass compares strings.
+class Attn_KindAttr<string name, string summary, list<StrEnumAttrCase> cases>
+    : StrEnumAttr<name, summary, cases> {
   let cppNamespace = "::mlir::attn";
+  let returnType = "::mlir::attn::" # name;
+  let convertFromStorage = "::mlir::attn::symbolize" # name # "($_self.getValue()).getValue()";
+  let constBuilderCall = "$_builder.getStringAttr(::mlir::attn::stringify" # name # "($0))";
 }
 
-def Attn_MaskKindAttr : StrEnumAttr<"MaskKind", "built-in or custom mask", [
+def Attn_ScoreKindAttr : Attn_KindAttr<"ScoreKind", "score function", [
+    StrEnumAttrCase<"dot">, StrEnumAttrCase<"scaled_dot">,
+    StrEnumAttrCase<"general">, StrEnumAttrCase<"additive">,
+    StrEnumAttrCase<"custom">, StrEnumAttrCase<"cosine">]>;
+
+def Attn_MaskKindAttr : Attn_KindAttr<"MaskKind", "built-in or custom mask", [
     StrEnumAttrCase<"causal">, StrEnumAttrCase<"valid_len">,
     StrEnumAttrCase<"window">, StrEnumAttrCase<"input">,
-    StrEnumAttrCase<"custom">]> {
-  let cppNamespace = "::mlir::attn";
-}
+    StrEnumAttrCase<"custom">]>;
 
 def Attn_BiasKindAttr : StrEnumAttr<"BiasKind", "additive score bias", [
     StrEnumAttrCase<"alibi">, StrEnumAttrCase<"custom">]> {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Attn/IR/AttnOps.h"
+#include "dialects/Attn/IR/AttnKinds.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -24,6 +25,11 @@ void AttnDialect::initialize() {
 #include "dialects/Attn/IR/AttnOps.cpp.inc"
       >();
   addInterface(makeAttnFoldInterface(this));
+  // A kind added to AttnBase.td without its row in AttentionKinds.h (or the
+  // reverse) is a build mistake: stop before any pass reads the tables.
+  if (!kindTablesMatch())
+    llvm::report_fatal_error("attn dialect: the ScoreKind / MaskKind cases of AttnBase.td and "
+                             "the rows of compiler/Kinds/AttentionKinds.h differ");
 }
 
 /// True when two dimension sizes may be equal (either is dynamic).
@@ -75,28 +81,28 @@ static Type f32(Operation *op) { return FloatType::getF32(op->getContext()); }
 static Type i1(Operation *op) { return IntegerType::get(op->getContext(), 1); }
 
 static LogicalResult verify(ScoreOp op) {
-  if (failed(verifyCustomRegion(op, op.getBody(), op.getKind() == "custom", "score",
+  const attnc::ScoreKindInfo &kind = kindInfo(op.getKind());
+  if (failed(verifyCustomRegion(op, op.getBody(), kind.isExpression, "score",
                                 /*withDot=*/true, f32(op))))
     return failure();
-  if (op.getKind() != "custom" && !op.getInputs().empty())
+  if (!kind.isExpression && !op.getInputs().empty())
     return op.emitOpError("only a custom score reads declared inputs");
   Value q = op.getQuery(), k = op.getKey();
   if (!compatible(dim(q, 0), dim(k, 0)))
     return op.emitOpError("batch sizes of query and key differ");
   if (failed(verifyHeads(op, dim(q, 1), dim(k, 1))))
     return failure();
-  bool additive = op.getKind() == "additive";
-  if (!additive && !compatible(dim(q, 3), dim(k, 3)))
+  if (!kind.keyWidthMayDiffer && !compatible(dim(q, 3), dim(k, 3)))
     return op.emitOpError("query width ")
            << dim(q, 3) << " differs from key width " << dim(k, 3)
            << "; only the additive score allows that";
-  if (additive != op.getHidden().hasValue())
+  if (kind.takesHidden != op.getHidden().hasValue())
     return op.emitOpError("'hidden' is required by, and only by, the additive score");
-  size_t expectedWeights = op.getKind() == "general" ? 1 : additive ? 3 : 0;
+  size_t expectedWeights = kind.numWeights;
   if (op.getWeights().size() != expectedWeights)
     return op.emitOpError("score '")
-           << op.getKind() << "' takes " << expectedWeights << " weight tensors, got "
-           << op.getWeights().size();
+           << stringifyScoreKind(op.getKind()) << "' takes " << expectedWeights
+           << " weight tensors, got " << op.getWeights().size();
   Value s = op.getScores();
   if (!compatible(dim(s, 0), dim(q, 0)) || !compatible(dim(s, 1), dim(q, 1)) ||
       !compatible(dim(s, 2), dim(q, 2)) || !compatible(dim(s, 3), dim(k, 2)))
@@ -125,15 +131,16 @@ static LogicalResult verify(BiasOp op) {
 }
 
 static LogicalResult verify(MaskOp op) {
-  StringRef kind = op.getKind();
-  if (failed(verifyCustomRegion(op, op.getBody(), kind == "custom", "mask",
+  const attnc::MaskKindInfo &kind = kindInfo(op.getKind());
+  if (failed(verifyCustomRegion(op, op.getBody(), kind.isExpression, "mask",
                                 /*withDot=*/false, i1(op))))
     return failure();
-  size_t expectedInputs = (kind == "valid_len" || kind == "input") ? 1 : 0;
-  if (kind != "custom" && op.getInputs().size() != expectedInputs)
-    return op.emitOpError("mask '") << kind << "' takes " << expectedInputs
-                                     << " input tensors, got " << op.getInputs().size();
-  if ((kind == "window") != op.getWindow().hasValue())
+  size_t expectedInputs = kind.hasInput ? 1 : 0;
+  if (!kind.isExpression && op.getInputs().size() != expectedInputs)
+    return op.emitOpError("mask '") << stringifyMaskKind(op.getKind()) << "' takes "
+                                     << expectedInputs << " input tensors, got "
+                                     << op.getInputs().size();
+  if (kind.takesWindow != op.getWindow().hasValue())
     return op.emitOpError("'window' is required by, and only by, the window mask");
   if (op.getWindow() && *op.getWindow() < 1)
     return op.emitOpError("window must be at least 1, got ") << *op.getWindow();
@@ -166,15 +173,16 @@ static LogicalResult verify(AttentionOp op) {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   if (failed(verifyQueryKeyValue(op, q, k, v)))
     return failure();
-  if (op.getScore() != "additive" && !compatible(dim(q, 3), dim(k, 3)))
+  if (!kindInfo(op.getScore()).keyWidthMayDiffer && !compatible(dim(q, 3), dim(k, 3)))
     return op.emitOpError("query width ")
            << dim(q, 3) << " differs from key width " << dim(k, 3)
            << "; only the additive score allows that";
   unsigned customMasks = 0;
   for (Attribute mask : op.getMasks()) {
-    if (!symbolizeMaskKind(mask.cast<StringAttr>().getValue()))
+    auto kind = symbolizeMaskKind(mask.cast<StringAttr>().getValue());
+    if (!kind)
       return op.emitOpError("unknown mask kind '") << mask.cast<StringAttr>().getValue() << "'";
-    customMasks += mask.cast<StringAttr>().getValue() == "custom";
+    customMasks += kindInfo(*kind).isExpression;
   }
   if (op.getMaskBodies().size() != customMasks)
     return op.emitOpError("has ") << customMasks << " custom mask terms but "
@@ -182,7 +190,8 @@ static LogicalResult verify(AttentionOp op) {
   for (Region &body : op.getMaskBodies())
     if (failed(verifyExprRegion(op, body, "mask", /*withDot=*/false, i1(op))))
       return failure();
-  if (failed(verifyCustomRegion(op, op.getScoreBody(), op.getScore() == "custom", "score",
+  if (failed(verifyCustomRegion(op, op.getScoreBody(), kindInfo(op.getScore()).isExpression,
+                                "score",
                                 /*withDot=*/true, f32(op))) ||
       failed(verifyCustomRegion(op, op.getBiasBody(), op.getBias() == StringRef("custom"),
                                 "bias", /*withDot=*/false, f32(op))))

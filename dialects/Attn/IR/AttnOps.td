@@ -163,6 +163,16 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region AnyRegion:$score_body, AnyRegion:$bias_body,
                  VariadicRegion<AnyRegion>:$mask_bodies);
+  let extraClassDeclaration = [{
+    /// The mask terms of `masks`, in order (the verifier checks each
+    /// spelling first).
+    ::llvm::SmallVector<MaskKind> getMaskKinds() {
+      ::llvm::SmallVector<MaskKind> kinds;
+      for (::mlir::Attribute kind : getMasks())
+        kinds.push_back(*symbolizeMaskKind(kind.cast<::mlir::StringAttr>().getValue()));
+      return kinds;
+    }
+  }];
   let assemblyFormat = [{
     $query `,` $key `,` $value (`extra` `(` $extra^ `:` type($extra) `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($results)

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
 
+#include "dialects/Attn/IR/AttnKinds.h"
+
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -166,17 +168,20 @@ static Interval analyze(AttentionOp op) {
   Interval interval;
   unsigned customIndex = 0;
   // Built-in mask inputs follow the score weights in `extra`, in term order.
-  unsigned maskInput = op.getScore() == "general" ? 1 : op.getScore() == "additive" ? 3 : 0;
-  for (Attribute attr : op.getMasks()) {
-    StringRef kind = attr.cast<StringAttr>().getValue();
-    if (kind == "causal") {
+  unsigned maskInput = kindInfo(op.getScore()).numWeights;
+  for (MaskKind kind : op.getMaskKinds()) {
+    switch (kind) {
+    case MaskKind::causal:
       interval.clampHi(1);
-    } else if (kind == "window") {
+      break;
+    case MaskKind::window:
       interval.clampHi(1);
       interval.clampLo(1 - op.getWindow().getValueOr(1));
-    } else if (kind == "valid_len") {
+      break;
+    case MaskKind::valid_len:
       interval.hiInput = maskInput++;
-    } else if (kind == "custom") {
+      break;
+    case MaskKind::custom: {
       Block &body = op.getMaskBodies()[customIndex++].front();
       // Bounds of a term are only kept when the whole term is an interval.
       Interval term = interval;
@@ -184,9 +189,12 @@ static Interval analyze(AttentionOp op) {
         interval = term;
       else
         interval.needsTest = true;
-    } else {
-      maskInput += kind == "input";
+      break;
+    }
+    case MaskKind::input:
+      maskInput += kindInfo(kind).hasInput;
       interval.needsTest = true;
+      break;
     }
   }
   return interval;

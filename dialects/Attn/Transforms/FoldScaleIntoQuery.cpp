@@ -8,21 +8,20 @@
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
 
+#include "dialects/Attn/IR/AttnKinds.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
 
-static bool isBilinearInQuery(StringRef score) {
-  return score == "dot" || score == "scaled_dot" || score == "general";
-}
 
 struct FoldScaleIntoQueryPass
     : public AttnFoldScaleIntoQueryBase<FoldScaleIntoQueryPass> {
   void runOnOperation() override {
     getOperation().walk([](AttentionOp op) {
       if (op.getScaleOnQuery() || op.getScale().convertToDouble() == 1.0 ||
-          !isBilinearInQuery(op.getScore()))
+          !kindInfo(op.getScore()).scaleCommutesWithQuery)
         return;
       auto q = op.getQuery().getType().cast<RankedTensorType>();
       auto k = op.getKey().getType().cast<RankedTensorType>();

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
 
+#include "dialects/Attn/IR/AttnKinds.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -123,8 +125,8 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
     SmallVector<Region *> maskBodies;
     Optional<int64_t> window;
     for (MaskOp mask : llvm::reverse(chain.masks)) {
-      maskKinds.push_back(rewriter.getStringAttr(mask.getKind()));
-      if (mask.getKind() == "custom")
+      maskKinds.push_back(mask.getKindAttr());
+      if (kindInfo(mask.getKind()).isExpression)
         maskBodies.push_back(&mask.getBody());
       else
         addExtra(mask.getInputs());
@@ -135,7 +137,7 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
     if (chain.bias)
       addExtra(chain.bias.getInputs());
     for (MaskOp mask : llvm::reverse(chain.masks))
-      if (mask.getKind() == "custom")
+      if (kindInfo(mask.getKind()).isExpression)
         addExtra(mask.getInputs());
 
     SmallVector<Type> resultTypes{sum.getType()};

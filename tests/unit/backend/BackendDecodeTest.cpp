@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
 
@@ -60,7 +61,7 @@ class BackendDecode : public ::testing::TestWithParam<DecodeCase> {};
 
 TEST_P(BackendDecode, MatchesFloat64Reference) {
   const DecodeCase &c = GetParam();
-  AttentionConfig config = makeDefaultConfig(makeSpec(c), "decode_test");
+  AttentionConfig config = test::lowerSpec(makeSpec(c), "decode_test");
   AlgorithmFuncs f = buildAlgorithm(config);
   if (c.H > c.G)
     EXPECT_EQ(f.groupP, c.H / c.G) << "query heads of one KV head share a tile";
@@ -110,7 +111,7 @@ TEST_P(BackendDecode, MatchesFloat64Reference) {
 
     test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), nullptr, nullptr};
     test::RefOutputs ref =
-        test::referenceAttention(config.spec, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
+        test::referenceAttention(config.kernel, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
     double worst = 0;
     for (size_t x = 0; x < out.size(); ++x) {
       ASSERT_TRUE(std::isfinite(out[x])) << "out[" << x << "]";
@@ -171,7 +172,7 @@ TEST(BackendDecodeAdditive, MatchesFloat64Reference) {
   spec.additiveHidden = N;
   spec.scale = 1.0;
   spec.seqQ = {SizeSpec::Fixed, Lq};
-  AttentionConfig config = makeDefaultConfig(spec, "additive_decode");
+  AttentionConfig config = test::lowerSpec(spec, "additive_decode");
   AlgorithmFuncs f = buildAlgorithm(config);
   applySchedule(f, config, SchedulePolicy::Tuned, Halide::get_jit_target_from_environment());
   Halide::Pipeline pipeline = f.pipeline();

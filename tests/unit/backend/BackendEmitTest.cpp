@@ -10,6 +10,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/RunWrapper.h"
+#include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 
 #include <gtest/gtest.h>
@@ -41,8 +42,8 @@ KernelSpec spec(const std::string &name, bool causal, int H, int G, int D) {
 
 std::vector<AttentionConfig> twoKernels() {
   std::vector<AttentionConfig> configs;
-  configs.push_back(makeDefaultConfig(spec("mha_causal", true, 2, 2, 32), "mha_causal"));
-  configs.push_back(makeDefaultConfig(spec("gqa_full", false, 4, 2, 16), "gqa_full"));
+  configs.push_back(test::lowerSpec(spec("mha_causal", true, 2, 2, 32), "mha_causal"));
+  configs.push_back(test::lowerSpec(spec("gqa_full", false, 4, 2, 16), "gqa_full"));
   return configs;
 }
 
@@ -93,7 +94,7 @@ TEST(BackendEmit, SharedLibraryRunsAndCarriesMetadata) {
     for (float &x : *t)
       x = dist(rng);
   ASSERT_EQ(run(q.data(), k.data(), v.data(), out.data(), B, Lq, Lk), 0);
-  test::RefOutputs ref = test::referenceAttention(configs[0].spec, configs[0].scale,
+  test::RefOutputs ref = test::referenceAttention(configs[0].kernel, configs[0].scale,
                                                   {B, H, H, Lq, Lk, D, D},
                                                   {q.data(), k.data(), v.data()});
   double worst = 0;
@@ -133,12 +134,14 @@ TEST(BackendEmit, HeaderDeclaresEntryPointsInContractOrder) {
 
 TEST(BackendEmit, StmtIsFusedParallelAndVectorized) {
   std::vector<AttentionConfig> configs;
-  configs.push_back(makeDefaultConfig(spec("fused", true, 8, 8, 64), "fused"));
+  configs.push_back(test::lowerSpec(spec("fused", true, 8, 8, 64), "fused"));
   std::string stmt = tmpPath("fused.stmt");
   emitArtifact(configs, EmitOptions{}, Artifact::Stmt, stmt);
   std::string text = slurp(stmt);
   EXPECT_NE(text.find("parallel"), std::string::npos);
-  EXPECT_NE(text.find("x16"), std::string::npos); // 16-lane vectors on AVX-512 hosts
+  // Vectors of the target's natural float width (x16 on AVX-512, x8 on AVX2).
+  int lanes = parseTarget(EmitOptions{}.target, true).natural_vector_size<float>();
+  EXPECT_NE(text.find("float32x" + std::to_string(lanes)), std::string::npos) << "x" << lanes;
   // Every allocation is bounded by tile sizes, never by Lk.
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)

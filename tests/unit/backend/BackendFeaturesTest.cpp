@@ -1,18 +1,21 @@
 //===- BackendFeaturesTest.cpp - Custom expressions, additive, projections -===//
 //
 // The parts of the algorithm the basic matrix does not reach, each checked
-// against the float64 reference: custom score / bias / mask builders (ExprEnv,
-// declared inputs), the additive (Bahdanau) score, and projections with
-// sinusoidal positions and an output projection, computed by hand in double.
+// against the float64 reference: custom score / bias / mask expressions
+// (declared inputs), the cosine and additive (Bahdanau) scores, and
+// projections with sinusoidal positions and an output projection, computed
+// by hand in double. Configs come from source text through the real path.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -77,22 +80,14 @@ TEST(BackendFeatures, CustomScoreBiasMaskMatchBuiltins) {
   std::mt19937 rng(3);
   Qkv t(rng);
   // score = dot(q, k) * 0.25, bias = -slopes[h] * abs(ip - j), mask = j <= ip.
-  KernelSpec s = baseSpec(t.H, t.D);
-  s.score = ScoreKind::Custom;
-  s.scale = 1.0;
-  s.bias = BiasKind::Custom;
-  s.masks.push_back({MaskKind::Custom, {}, 0, nullptr});
-  InputAST slopes;
-  slopes.name = "slopes";
-  slopes.dims.push_back({"H", 0, {}});
-  s.inputs.push_back(slopes);
-  AttentionConfig config = makeDefaultConfig(std::move(s), "custom");
-  config.customScore = [](const ExprEnv &env) { return env.dot * 0.25f; };
-  config.customBias = [](const ExprEnv &env) {
-    return -env.inputs.at("slopes")(env.h) * Halide::cast<float>(Halide::abs(env.ip - env.j));
-  };
-  config.customMasks.push_back([](const ExprEnv &env) { return env.j <= env.ip; });
-
+  AttentionConfig config = test::lowerSource(R"(
+    kernel custom {
+      heads = 2; head_dim = 16; scale = 1
+      input slopes : f32[H]
+      score = dot(q, k) * 0.25
+      bias = -slopes[h] * abs(ip - j)
+      mask = j <= ip
+    })").at(0);
   std::vector<float> slopeValues(t.H);
   for (int h = 0; h < t.H; ++h)
     slopeValues[h] = (float)std::pow(2.0, -8.0 * (h + 1) / t.H);
@@ -103,9 +98,79 @@ TEST(BackendFeatures, CustomScoreBiasMaskMatchBuiltins) {
   KernelSpec ref = baseSpec(t.H, t.D);
   ref.bias = BiasKind::Alibi;
   ref.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
-  test::RefOutputs r = test::referenceAttention(ref, 0.25, {t.B, t.H, t.H, t.Lq, t.Lk, t.D, t.D},
+  test::RefOutputs r = test::referenceAttention(test::lowerSpec(ref, "ref").kernel, 0.25, {t.B, t.H, t.H, t.Lq, t.Lk, t.D, t.D},
                                                 {t.q.data(), t.k.data(), t.v.data()});
   EXPECT_LE(maxDiff(out, r.out), 1e-4);
+}
+
+// score = cosine at odd sizes with GQA and a causal mask, under the tuned and
+// the simple schedule, against (q/|q|).(k/|k|) in double; one query row and
+// one key row are zero, which the 1e-12 norm clamp turns into cosine 0.
+TEST(BackendFeatures, CosineScoreMatchesFloat64) {
+  const int B = 2, H = 3, G = 1, Lq = 13, Lk = 29, D = 7;
+  const double scale = 5.0;
+  AttentionConfig config = test::lowerSource(R"(
+    kernel cosine {
+      heads = 3; kv_heads = 1; head_dim = 7
+      score = cosine; scale = 5
+      mask = causal
+    })").at(0);
+  ASSERT_EQ(config.kernel.score, ScoreKind::Cosine);
+  EXPECT_FALSE(config.scaleOnQuery);
+  std::mt19937 rng(11);
+  std::vector<float> q = uniform((size_t)B * H * Lq * D, rng),
+                     k = uniform((size_t)B * G * Lk * D, rng),
+                     v = uniform((size_t)B * G * Lk * D, rng);
+  std::fill_n(q.begin() + ((size_t)(1 * H + 2) * Lq + 5) * D, D, 0.0f); // q[1, 2, 5, :] = 0
+  std::fill_n(k.begin() + ((size_t)(0 * G + 0) * Lk + 3) * D, D, 0.0f); // k[0, 0, 3, :] = 0
+  auto norm = [&](const float *x) {
+    double n = 0;
+    for (int d = 0; d < D; ++d)
+      n += (double)x[d] * x[d];
+    return std::max(std::sqrt(n), 1e-12);
+  };
+  std::vector<double> ref((size_t)B * H * Lq * D, 0.0);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < Lq; ++i) {
+        const float *qr = &q[((size_t)(b * H + h) * Lq + i) * D];
+        int ip = i + Lk - Lq;
+        std::vector<double> sc(ip + 1);
+        double m = -1e300, l = 0;
+        for (int j = 0; j <= ip; ++j) {
+          const float *kr = &k[((size_t)(b * G + h / (H / G)) * Lk + j) * D];
+          double dot = 0;
+          for (int d = 0; d < D; ++d)
+            dot += (double)qr[d] * kr[d];
+          sc[j] = scale * dot / (norm(qr) * norm(kr));
+          m = std::max(m, sc[j]);
+        }
+        for (int j = 0; j <= ip; ++j)
+          l += std::exp(sc[j] - m);
+        for (int j = 0; j <= ip; ++j)
+          for (int d = 0; d < D; ++d)
+            ref[((size_t)(b * H + h) * Lq + i) * D + d] +=
+                std::exp(sc[j] - m) / l * v[((size_t)(b * G + h / (H / G)) * Lk + j) * D + d];
+      }
+  for (SchedulePolicy policy : {SchedulePolicy::Tuned, SchedulePolicy::Simple}) {
+    AlgorithmFuncs f = buildAlgorithm(config);
+    applySchedule(f, config, policy, Halide::get_jit_target_from_environment());
+    for (Halide::ImageParam &p : f.inputs) {
+      if (p.name() == "q")
+        p.set(view(q, {B, H, Lq, D}));
+      else if (p.name() == "k")
+        p.set(view(k, {B, G, Lk, D}));
+      else if (p.name() == "v")
+        p.set(view(v, {B, G, Lk, D}));
+      else
+        FAIL() << "unexpected input " << p.name();
+    }
+    std::vector<float> out((size_t)B * H * Lq * D);
+    std::vector<Buffer<>> outputs{view(out, {B, H, Lq, D})};
+    Halide::Realization realization(outputs);
+    f.pipeline().realize(realization);
+    EXPECT_LE(maxDiff(out, ref), 1e-4) << (policy == SchedulePolicy::Tuned ? "tuned" : "simple");
+  }
 }
 
 TEST(BackendFeatures, ScaleFoldedIntoQuery) {
@@ -113,11 +178,11 @@ TEST(BackendFeatures, ScaleFoldedIntoQuery) {
   Qkv t(rng);
   KernelSpec s = baseSpec(t.H, t.D);
   s.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
-  AttentionConfig config = makeDefaultConfig(std::move(s), "folded");
+  AttentionConfig config = test::lowerSpec(std::move(s), "folded");
   config.scale = 0.3;
   config.scaleOnQuery = true;
   std::vector<float> out = run(config, t.buffers(), {t.B, t.H, t.Lq, t.D});
-  test::RefOutputs r = test::referenceAttention(config.spec, 0.3,
+  test::RefOutputs r = test::referenceAttention(config.kernel, 0.3,
                                                 {t.B, t.H, t.H, t.Lq, t.Lk, t.D, t.D},
                                                 {t.q.data(), t.k.data(), t.v.data()});
   EXPECT_LE(maxDiff(out, r.out), 1e-4);
@@ -131,7 +196,7 @@ TEST(BackendFeatures, AdditiveScore) {
   s.additiveHidden = N;
   s.scale = 1.0;
   s.masks.push_back({MaskKind::ValidLen, {}, 0, nullptr});
-  AttentionConfig config = makeDefaultConfig(std::move(s), "bahdanau");
+  AttentionConfig config = test::lowerSpec(std::move(s), "bahdanau");
   std::vector<float> q = uniform(B * Lq * D, rng), k = uniform(B * Lk * D, rng),
                      v = uniform(B * Lk * D, rng), wq = uniform(N * D, rng),
                      wk = uniform(N * D, rng), wv = uniform(N, rng);
@@ -179,7 +244,7 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
   s.positional = PositionalKind::Sinusoidal;
   s.scale = 0.5;
   s.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
-  AttentionConfig config = makeDefaultConfig(std::move(s), "encoder");
+  AttentionConfig config = test::lowerSpec(std::move(s), "encoder");
   std::vector<float> x = uniform(B * L * M, rng), wq = uniform(M * H * D, rng),
                      wk = uniform(M * H * D, rng), wv = uniform(M * H * D, rng),
                      wo = uniform(H * D * M, rng), bq = uniform(H * D, rng),
@@ -219,7 +284,7 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
           v[idx] = (float)av;
         }
     }
-  test::RefOutputs r = test::referenceAttention(config.spec, 0.5, {B, H, H, L, L, D, D},
+  test::RefOutputs r = test::referenceAttention(config.kernel, 0.5, {B, H, H, L, L, D, D},
                                                 {q.data(), k.data(), v.data()});
   double worst = 0;
   for (int b = 0; b < B; ++b)

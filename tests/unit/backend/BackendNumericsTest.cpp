@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
 
@@ -62,7 +63,7 @@ class BackendNumerics : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BackendNumerics, MatchesFloat64Reference) {
   const Case &c = GetParam();
-  AttentionConfig config = makeDefaultConfig(makeSpec(c), "attn_test");
+  AttentionConfig config = test::lowerSpec(makeSpec(c), "attn_test");
   AlgorithmFuncs f = buildAlgorithm(config);
   applySchedule(f, config, c.policy, Halide::get_jit_target_from_environment());
   Halide::Pipeline pipeline = f.pipeline();
@@ -117,7 +118,7 @@ TEST_P(BackendNumerics, MatchesFloat64Reference) {
 
     test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), mask.data(), w.data()};
     test::RefOutputs ref =
-        test::referenceAttention(config.spec, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
+        test::referenceAttention(config.kernel, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
     double worst = 0;
     for (size_t x = 0; x < out.size(); ++x)
       worst = std::max(worst, std::abs(out[x] - ref.out[x]));

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/TestBuffers.h"
 
 #include <gtest/gtest.h>
@@ -119,18 +120,18 @@ void check(const AttentionConfig &config, const Sizes &s, const RefScore &score,
   std::vector<float> out((size_t)s.B * s.H * s.Lq * s.D),
       weights((size_t)s.B * s.H * s.Lq * s.Lk), lse((size_t)s.B * s.H * s.Lq);
   std::vector<Buffer<>> outputs{view(out, {s.B, s.H, s.Lq, s.D})};
-  if (config.spec.outputWeights)
+  if (config.kernel.outputWeights)
     outputs.push_back(view(weights, {s.B, s.H, s.Lq, s.Lk}));
-  if (config.spec.outputLse)
+  if (config.kernel.outputLse)
     outputs.push_back(view(lse, {s.B, s.H, s.Lq}));
   Halide::Realization realization(outputs);
   f.pipeline().realize(realization);
 
   Result ref = reference(s, q, k, v, score, visible);
   EXPECT_LE(maxDiff(out, ref.out), tolerance) << "out";
-  if (config.spec.outputWeights)
+  if (config.kernel.outputWeights)
     EXPECT_LE(maxDiff(weights, ref.weights), tolerance) << "weights";
-  if (config.spec.outputLse)
+  if (config.kernel.outputLse)
     EXPECT_LE(maxDiff(lse, ref.lse), tolerance) << "lse";
 }
 
@@ -142,19 +143,13 @@ RefMask all() {
 // once failed with "multiple functions with same name: t_clamped".
 TEST(BackendRegression, DeclaredInputWithWeights) {
   Sizes s;
-  KernelSpec spec = specOf(s);
-  spec.bias = BiasKind::Custom;
-  spec.outputWeights = true;
-  spec.outputLse = true;
-  InputAST t;
-  t.name = "t";
-  t.dims.push_back({"H", 0, {}});
-  spec.inputs.push_back(t);
-  AttentionConfig config = makeDefaultConfig(std::move(spec), "input_weights");
   // bias = t[h] * (j - i): changes the weights, unlike a per-head constant.
-  config.customBias = [](const ExprEnv &env) {
-    return env.inputs.at("t")(env.h) * Halide::cast<float>(env.j - env.i);
-  };
+  AttentionConfig config = test::lowerSource(R"(
+    kernel input_weights {
+      heads = 2; head_dim = 8; scale = 0.35; outputs = out, weights, lse
+      input t : f32[H]
+      bias = t[h] * (j - i)
+    })").at(0);
   std::vector<float> tv = {0.25f, -0.5f};
   double scale = config.scale;
   check(config, s,
@@ -169,11 +164,12 @@ TEST(BackendRegression, GqaMaskOnI) {
   Sizes s;
   s.H = 4;
   s.G = 1;
-  KernelSpec spec = specOf(s);
-  spec.masks.push_back({MaskKind::Custom, {}, 0, nullptr});
-  AttentionConfig config = makeDefaultConfig(std::move(spec), "gqa_mask_i");
-  config.maskNeedsElementTest = true;
-  config.customMasks.push_back([](const ExprEnv &env) { return env.j < env.i; });
+  AttentionConfig config = test::lowerSource(R"(
+    kernel gqa_mask_i {
+      heads = 4; kv_heads = 1; head_dim = 8; scale = 0.35
+      mask = j < i
+    })").at(0);
+  EXPECT_TRUE(config.maskNeedsElementTest);
   double scale = config.scale;
   check(config, s, [&](double dot, int, int, int, int) { return scale * dot; },
         [](int, int, int i, int j) { return j < i; });
@@ -183,14 +179,11 @@ TEST(BackendRegression, GqaScoreSelectOnI) {
   Sizes s;
   s.H = 4;
   s.G = 1;
-  KernelSpec spec = specOf(s);
-  spec.score = ScoreKind::Custom;
-  spec.scale = 1.0;
-  AttentionConfig config = makeDefaultConfig(std::move(spec), "gqa_score_i");
-  config.scale = 1.0;
-  config.customScore = [](const ExprEnv &env) {
-    return Halide::select(env.j < env.i, env.dot, 0.0f);
-  };
+  AttentionConfig config = test::lowerSource(R"(
+    kernel gqa_score_i {
+      heads = 4; kv_heads = 1; head_dim = 8; scale = 1
+      score = select(j < i, dot(q, k), 0.0)
+    })").at(0);
   check(config, s, [](double dot, int, int, int i, int j) { return j < i ? dot : 0.0; }, all());
 }
 
@@ -204,7 +197,7 @@ TEST(BackendRegression, SoftcapWholeRange) {
     KernelSpec spec = specOf(s);
     spec.softcap = c;
     spec.outputLse = true;
-    AttentionConfig config = makeDefaultConfig(std::move(spec), "softcap");
+    AttentionConfig config = test::lowerSpec(std::move(spec), "softcap");
     // Scores up to ~4: unscaled dot products of 16-wide rows.
     config.scale = 1.0;
     check(config, s, [&](double dot, int, int, int, int) { return c * std::tanh(dot / c); },
@@ -225,7 +218,7 @@ TEST(BackendRegression, WideRows) {
     KernelSpec spec = specOf(s);
     spec.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
     spec.outputLse = true;
-    AttentionConfig config = makeDefaultConfig(std::move(spec), "wide");
+    AttentionConfig config = test::lowerSpec(std::move(spec), "wide");
     double scale = config.scale;
     int shift = s.Lk - s.Lq;
     check(config, s, [&](double dot, int, int, int, int) { return scale * dot; },
@@ -249,7 +242,7 @@ TEST(BackendRegression, AutoScheduleFewRowsWithLse) {
     spec.masks.push_back({MaskKind::Window, {}, 30, nullptr});
     spec.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
     spec.outputLse = true;
-    AttentionConfig config = makeDefaultConfig(std::move(spec), "auto_lse");
+    AttentionConfig config = test::lowerSpec(std::move(spec), "auto_lse");
     double scale = config.scale;
     int shift = s.Lk - s.Lq;
     check(config, s, [&](double dot, int, int, int, int) { return scale * dot; },

@@ -12,7 +12,7 @@
 
 namespace attnc::test {
 
-RefOutputs referenceAttention(const KernelSpec &spec, double scale, const RefSizes &s,
+RefOutputs referenceAttention(const halide_backend::KernelDesc &spec, double scale, const RefSizes &s,
                               const RefInputs &in) {
   bool bshd = spec.layout == Layout::BSHD;
   auto qAt = [&](int b, int h, int i, int d) {
@@ -53,7 +53,7 @@ RefOutputs referenceAttention(const KernelSpec &spec, double scale, const RefSiz
           if (spec.bias == BiasKind::Alibi)
             v += -std::pow(2.0, -8.0 * (h + 1) / s.H) * (double)(ip - j);
           bool visible = true;
-          for (const MaskTerm &t : spec.masks) {
+          for (const halide_backend::MaskTermDesc &t : spec.masks) {
             switch (t.kind) {
             case MaskKind::Causal:
               visible = visible && j <= ip;

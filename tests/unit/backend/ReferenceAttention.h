@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/Frontend/AST.h"
+#include "compiler/HalideBackend/AttentionConfig.h"
 
 #include <functional>
 #include <vector>
@@ -31,7 +31,7 @@ struct RefOutputs {
 
 /// Scale, softcap, alibi, causal / window / valid_len / input masks, general
 /// and dot scores, both layouts.
-RefOutputs referenceAttention(const KernelSpec &spec, double scale, const RefSizes &s,
+RefOutputs referenceAttention(const halide_backend::KernelDesc &spec, double scale, const RefSizes &s,
                               const RefInputs &in);
 
 } // namespace attnc::test

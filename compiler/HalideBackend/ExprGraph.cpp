@@ -1,0 +1,103 @@
+//===- ExprGraph.cpp - Custom expressions to Halide -----------------------===//
+//
+// One case per node kind. Integer semantics are the IR's: Rem truncates, so
+// it is rebuilt from Halide's Euclidean `%`; Mod is Halide's `%` itself.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/ExprGraph.h"
+#include "compiler/HalideBackend/BackendError.h"
+
+namespace attnc::halide_backend {
+
+using Halide::Expr;
+
+static Expr variable(const std::string &name, const ExprEnv &env) {
+  const std::pair<const char *, const Expr *> table[] = {
+      {"b", &env.b}, {"h", &env.h}, {"i", &env.i},   {"j", &env.j},
+      {"g", &env.g}, {"ip", &env.ip}, {"dot", &env.dot}};
+  for (const auto &row : table)
+    if (name == row.first)
+      return *row.second;
+  throw BackendError("expression reads unknown variable '" + name + "'");
+}
+
+static Expr size(const std::string &name, const ExprEnv &env) {
+  const std::pair<const char *, const Expr *> table[] = {
+      {"B", &env.B},   {"H", &env.H},   {"G", &env.G}, {"Lq", &env.Lq},
+      {"Lk", &env.Lk}, {"D", &env.D},   {"Dv", &env.Dv}};
+  for (const auto &row : table)
+    if (name == row.first)
+      return *row.second;
+  throw BackendError("expression reads unknown size '" + name + "'");
+}
+
+static Expr node(const ExprNode &n, const std::vector<Expr> &built, const ExprEnv &env) {
+  auto x = [&](size_t k) { return built.at(n.operands.at(k)); };
+  using N = ExprNode;
+  switch (n.op) {
+  case N::FloatConst: return Expr(n.floatValue);
+  case N::IntConst: return Expr(n.intValue);
+  case N::BoolConst:
+    return n.boolValue ? Halide::Internal::const_true() : Halide::Internal::const_false();
+  case N::Var: return variable(n.name, env);
+  case N::Size: return size(n.name, env);
+  case N::Read: {
+    auto input = env.inputs.find(n.name);
+    if (input == env.inputs.end())
+      throw BackendError("expression reads '" + n.name + "', which is not a declared input");
+    std::vector<Expr> indices;
+    for (size_t k = 0; k < n.operands.size(); ++k)
+      indices.push_back(x(k));
+    Expr e = input->second(indices);
+    return n.readsFloat ? Halide::cast<float>(e) : Halide::cast<int32_t>(e);
+  }
+  case N::Add: return x(0) + x(1);
+  case N::Sub: return x(0) - x(1);
+  case N::Mul: return x(0) * x(1);
+  case N::Div: return x(0) / x(1);
+  case N::Neg: return -x(0);
+  case N::Mod: return x(0) % x(1);
+  case N::Rem: {
+    // Truncated remainder from Halide's Euclidean one.
+    Expr a = x(0), b = x(1), r = a % b;
+    return Halide::select(r != 0 && a < 0, r - Halide::abs(b), r);
+  }
+  case N::Min: return Halide::min(x(0), x(1));
+  case N::Max: return Halide::max(x(0), x(1));
+  case N::Eq: return x(0) == x(1);
+  case N::Ne: return x(0) != x(1);
+  case N::Lt: return x(0) < x(1);
+  case N::Le: return x(0) <= x(1);
+  case N::Gt: return x(0) > x(1);
+  case N::Ge: return x(0) >= x(1);
+  case N::And: return x(0) && x(1);
+  case N::Or: return x(0) || x(1);
+  case N::Xor: return x(0) != x(1); // on booleans only
+  case N::ToFloat: return Halide::cast<float>(x(0));
+  case N::Exp: return Halide::exp(x(0));
+  case N::Log: return Halide::log(x(0));
+  case N::Sqrt: return Halide::sqrt(x(0));
+  case N::Rsqrt: return 1.0f / Halide::sqrt(x(0));
+  case N::Tanh: return Halide::tanh(x(0));
+  case N::Abs: return Halide::abs(x(0));
+  case N::Select: return Halide::select(x(0), x(1), x(2));
+  }
+  throw BackendError("expression node of unknown kind");
+}
+
+Expr buildExpr(const ExprGraph &graph, const ExprEnv &env) {
+  if (!graph.defined())
+    throw BackendError("custom expression without a body");
+  // Nodes are in operand-before-user order: one pass builds them all.
+  std::vector<Expr> built;
+  built.reserve(graph.nodes.size());
+  for (const ExprNode &n : graph.nodes) {
+    for (int operand : n.operands)
+      if (operand < 0 || (size_t)operand >= built.size())
+        throw BackendError("malformed custom expression (operand after its user)");
+    built.push_back(node(n, built, env));
+  }
+  return built.at(graph.root);
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,191 @@
+//===- AttentionKinds.h - The kinds of score, bias, mask, projection -*- C++ -*-===//
+//
+// The enumerated fields of a kernel, their spellings, and one table row per
+// score kind and per mask kind with everything the stages ask of a kind
+// (weights, inputs, default scale, whether a scale commutes with it). The
+// frontend (Sema, Signature), the dialect's verifiers and passes, the
+// attn -> Halide conversion and the Halide back end all read these rows, so
+// a new kind is one enum value and one row here plus its meaning in each
+// stage (docs/extending.md). Standard C++ only. The spellings are those of
+// LANGUAGE.md and of the attn dialect's enum attributes (AttnBase.td).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace attnc {
+
+enum class ScoreKind { Dot, ScaledDot, General, Additive, Custom, Cosine };
+enum class BiasKind { None, Alibi, Custom };
+enum class MaskKind { Causal, ValidLen, Window, Input, Custom };
+enum class ProjectKind { None, SelfQKV, QKV, QKVOut, SelfQKVOut };
+enum class PositionalKind { None, Sinusoidal };
+enum class Layout { BHSD, BSHD };
+
+inline const char *toString(ScoreKind kind) {
+  switch (kind) {
+  case ScoreKind::Dot: return "dot";
+  case ScoreKind::ScaledDot: return "scaled_dot";
+  case ScoreKind::General: return "general";
+  case ScoreKind::Additive: return "additive";
+  case ScoreKind::Custom: return "custom";
+  case ScoreKind::Cosine: return "cosine";
+  }
+  return "?";
+}
+
+inline const char *toString(BiasKind kind) {
+  switch (kind) {
+  case BiasKind::None: return "none";
+  case BiasKind::Alibi: return "alibi";
+  case BiasKind::Custom: return "custom";
+  }
+  return "?";
+}
+
+inline const char *toString(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::Causal: return "causal";
+  case MaskKind::ValidLen: return "valid_len";
+  case MaskKind::Window: return "window";
+  case MaskKind::Input: return "input";
+  case MaskKind::Custom: return "custom";
+  }
+  return "?";
+}
+
+inline const char *toString(ProjectKind kind) {
+  switch (kind) {
+  case ProjectKind::None: return "none";
+  case ProjectKind::SelfQKV: return "self_qkv";
+  case ProjectKind::QKV: return "qkv";
+  case ProjectKind::QKVOut: return "qkv_out";
+  case ProjectKind::SelfQKVOut: return "self_qkv_out";
+  }
+  return "?";
+}
+
+inline const char *toString(PositionalKind kind) {
+  return kind == PositionalKind::Sinusoidal ? "sinusoidal" : "none";
+}
+
+inline const char *toString(Layout layout) {
+  return layout == Layout::BHSD ? "bhsd" : "bshd";
+}
+
+/// The kind spelled `name`, or nullopt. `Last` is the enum's last value:
+/// every kind enum is dense from 0, so the loop visits each spelling once.
+template <typename Kind, Kind Last>
+std::optional<Kind> parseKind(std::string_view name) {
+  for (int k = 0; k <= (int)Last; ++k)
+    if (name == toString((Kind)k))
+      return (Kind)k;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// The kind tables
+//===----------------------------------------------------------------------===//
+
+/// A tensor a kind reads, besides q, k and v: its contract name and logical
+/// shape as size names (`N` is the additive score's hidden size).
+struct KindTensor {
+  const char *name;
+  const char *dims[3];
+  int rank;
+};
+
+struct ScoreKindInfo {
+  ScoreKind kind;
+  /// Weight tensors, in the contract order (LANGUAGE.md section 7).
+  int numWeights;
+  KindTensor weights[3];
+  /// The default scale is 1/sqrt(key_dim) (else 1).
+  bool scaledByDefault;
+  /// score(s q, k) = s score(q, k), so a scale may multiply q instead of the
+  /// Lq x Lk scores (attn-fold-scale-into-query).
+  bool scaleCommutesWithQuery;
+  /// Written `NAME(hidden = N)`; the IR carries `hidden`.
+  bool takesHidden;
+  /// The key width may differ from the query width (key_dim != head_dim).
+  bool keyWidthMayDiffer;
+  /// An expression (a region in the IR), not a name.
+  bool isExpression;
+};
+
+/// One row per ScoreKind, in enum order.
+inline constexpr ScoreKindInfo kScoreKinds[] = {
+    // kind                weights                                   scaled commute hidden keyW  expr
+    {ScoreKind::Dot, 0, {}, false, true, false, false, false},
+    {ScoreKind::ScaledDot, 0, {}, true, true, false, false, false},
+    {ScoreKind::General, 1, {{"score_w", {"D", "Dk"}, 2}}, false, true, false, false, false},
+    {ScoreKind::Additive, 3,
+     {{"score_wq", {"N", "D"}, 2}, {"score_wk", {"N", "Dk"}, 2}, {"score_wv", {"N"}, 1}},
+     false, false, true, true, false},
+    {ScoreKind::Custom, 0, {}, false, false, false, false, true},
+    // (q/|q|).(k/|k|): a scale of q cancels in the normalization.
+    {ScoreKind::Cosine, 0, {}, false, false, false, false, false},
+};
+
+inline const ScoreKindInfo &kindInfo(ScoreKind kind) { return kScoreKinds[(int)kind]; }
+
+struct MaskKindInfo {
+  MaskKind kind;
+  /// The tensor the term reads (valid_len, mask), if any.
+  bool hasInput;
+  KindTensor input;
+  const char *inputType; // "i32" or "u8"
+  /// Written `NAME(W)`; the IR carries `window`.
+  bool takesWindow;
+  /// An expression (a region in the IR), not a name.
+  bool isExpression;
+};
+
+/// One row per MaskKind, in enum order.
+inline constexpr MaskKindInfo kMaskKinds[] = {
+    {MaskKind::Causal, false, {}, nullptr, false, false},
+    {MaskKind::ValidLen, true, {"valid_len", {"B"}, 1}, "i32", false, false},
+    {MaskKind::Window, false, {}, nullptr, true, false},
+    {MaskKind::Input, true, {"mask", {"B", "Lq", "Lk"}, 3}, "u8", false, false},
+    {MaskKind::Custom, false, {}, nullptr, false, true},
+};
+
+inline const MaskKindInfo &kindInfo(MaskKind kind) { return kMaskKinds[(int)kind]; }
+
+// The tables are in enum order: a row out of place fails to compile.
+constexpr bool tablesInEnumOrder() {
+  for (int k = 0; k < (int)(sizeof(kScoreKinds) / sizeof(kScoreKinds[0])); ++k)
+    if ((int)kScoreKinds[k].kind != k)
+      return false;
+  for (int k = 0; k < (int)(sizeof(kMaskKinds) / sizeof(kMaskKinds[0])); ++k)
+    if ((int)kMaskKinds[k].kind != k)
+      return false;
+  return true;
+}
+static_assert(tablesInEnumOrder(), "kScoreKinds / kMaskKinds rows must follow the enums");
+
+inline std::optional<ScoreKind> parseScoreKind(std::string_view name) {
+  for (const ScoreKindInfo &row : kScoreKinds)
+    if (name == toString(row.kind))
+      return row.kind;
+  return std::nullopt;
+}
+inline std::optional<MaskKind> parseMaskKind(std::string_view name) {
+  for (const MaskKindInfo &row : kMaskKinds)
+    if (name == toString(row.kind))
+      return row.kind;
+  return std::nullopt;
+}
+inline std::optional<BiasKind> parseBiasKind(std::string_view name) {
+  return parseKind<BiasKind, BiasKind::Custom>(name);
+}
+inline std::optional<Layout> parseLayout(std::string_view name) {
+  return parseKind<Layout, Layout::BSHD>(name);
+}
+inline std::optional<PositionalKind> parsePositionalKind(std::string_view name) {
+  return parseKind<PositionalKind, PositionalKind::Sinusoidal>(name);
+}
+
+} // namespace attnc
