@@ -51,7 +51,7 @@ func @bad_result(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x5x8xf32>) {
 
 func @unknown_score(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{attribute 'kind' failed to satisfy constraint: score function}}
-  %s = attn.score %q, %k {kind = "cosine"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %s = attn.score %q, %k {kind = "bogus"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
   return
 }
 
