@@ -67,7 +67,12 @@ TEST_F(JitCache, DamagedEntriesAreRecompiledNotLoaded) {
     attn::Library lib = attn::Library::compile(kSource);
     EXPECT_FALSE(lib.fromCache());
     EXPECT_EQ(lib.path(), path);
-    EXPECT_EQ(attn_test::readBytes(path).size(), good.size());
+    // A whole library again, not the damaged bytes: a recompile in the same
+    // process may differ by a few bytes (Halide numbers its internal names
+    // per process), never by the half or more that the damages remove.
+    size_t size = attn_test::readBytes(path).size();
+    EXPECT_GT(size, good.size() * 99 / 100);
+    EXPECT_LT(size, good.size() * 101 / 100);
     EXPECT_EQ(lib.kernels().size(), 1u);
   }
   // The repaired entry is used again.
