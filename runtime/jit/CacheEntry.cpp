@@ -7,6 +7,7 @@
 #include "runtime/jit/CacheEntry.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
 
 #include <fcntl.h>
@@ -19,18 +20,6 @@
 #include <sstream>
 
 namespace attnc::jit {
-
-namespace {
-std::string hex(llvm::StringRef bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  for (unsigned char c : bytes) {
-    s += digits[c >> 4];
-    s += digits[c & 15];
-  }
-  return s;
-}
-} // namespace
 
 std::string recordPath(const std::string &libraryPath) {
   std::string path = libraryPath;
@@ -64,7 +53,7 @@ bool describeFile(const std::string &path, std::string &record, std::string &err
     total += uint64_t(n);
   }
   close(fd);
-  record = "attnc-entry-1 " + std::to_string(total) + " " + hex(sha.final()) + "\n";
+  record = "attnc-entry-1 " + std::to_string(total) + " " + llvm::toHex(sha.final(), /*LowerCase=*/true) + "\n";
   return true;
 }
 

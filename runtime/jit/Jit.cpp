@@ -25,6 +25,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
 
 #include <dirent.h>
@@ -46,16 +47,6 @@ using runtime::cacheDirectory;
 
 namespace {
 
-std::string hex(llvm::StringRef bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  for (unsigned char c : bytes) {
-    s += digits[c >> 4];
-    s += digits[c & 15];
-  }
-  return s;
-}
-
 /// compilerVersion() plus a digest of the file this code was loaded from
 /// (libattnc_jit.so).
 const std::string &compilerFingerprint() {
@@ -75,7 +66,7 @@ const std::string &compilerFingerprint() {
         any = true;
       }
       if (any)
-        text += " build " + hex(sha.final());
+        text += " build " + llvm::toHex(sha.final(), /*LowerCase=*/true);
     }
     return text;
   }();
@@ -187,7 +178,7 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     sha.update(llvm::StringRef(std::to_string(part.size()) + ":"));
     sha.update(llvm::StringRef(part));
   }
-  result.key = hex(sha.final()).substr(0, 40);
+  result.key = llvm::toHex(sha.final(), /*LowerCase=*/true).substr(0, 40);
   std::string dir;
   if (!cacheDirectory(dir, error))
     return ATTN_ERROR_IO;
