@@ -125,12 +125,10 @@ std::string canonicalOptions(const CompileOptions &options, const std::string &t
   return text;
 }
 
-} // namespace
-
-attn_status compileToLibrary(const std::string &source, const std::string &sourceName,
-                             const std::string &optionText, bool rebuild,
-                             CachedLibrary &result, std::string &error) {
-  // Options: attnc's own parser, minus what the runtime decides itself.
+/// attnc's command-line options from `optionText`, minus those the runtime
+/// decides itself (output, emit stage, runtime embedding, input file).
+attn_status parseJitOptions(const std::string &optionText, CompileOptions &options,
+                            std::string &error) {
   std::vector<std::string> words;
   CommandLine cl;
   std::string why;
@@ -138,7 +136,7 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     error = "invalid compile options: " + why;
     return ATTN_ERROR_INVALID;
   }
-  CompileOptions &options = cl.compile;
+  options = cl.compile;
   const char *refused = cl.help                               ? "--help"
                         : cl.version                          ? "--version"
                         : !options.outputFile.empty()         ? "-o"
@@ -153,24 +151,33 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
             "--schedule, -D FIELD=VALUE";
     return ATTN_ERROR_INVALID;
   }
+  return ATTN_OK;
+}
 
-  std::string target;
+/// The Halide target string the entry is built for: `--target` resolved
+/// ("host" becomes the host's features); it must be this machine's
+/// architecture and OS, since this process loads the result.
+attn_status resolveJitTarget(const std::string &requested, std::string &target,
+                             std::string &error) {
   try {
-    Halide::Target wanted = halide_backend::parseTarget(options.backend.target, true);
+    Halide::Target wanted = halide_backend::parseTarget(requested, true);
     Halide::Target host = Halide::get_host_target();
-    // The entry is a shared library this process loads: it must be built for
-    // this machine's architecture and OS (features such as avx2 may differ).
     if (wanted.arch != host.arch || wanted.bits != host.bits || wanted.os != host.os) {
       error = "invalid compile options: run-time compilation builds for this machine; --target=" +
-              options.backend.target + " is for another architecture or OS";
+              requested + " is for another architecture or OS";
       return ATTN_ERROR_INVALID;
     }
     target = wanted.to_string();
+    return ATTN_OK;
   } catch (const std::exception &e) {
     error = std::string("invalid compile options: ") + e.what();
     return ATTN_ERROR_INVALID;
   }
+}
 
+/// The cache key: SHA-256 (first 40 hex digits) over length-prefixed parts.
+std::string cacheKey(const CompileOptions &options, const std::string &target,
+                     const std::string &source) {
   llvm::SHA256 sha;
   for (const std::string &part :
        {std::string("attnc-cache-1"), compilerFingerprint(), canonicalOptions(options, target),
@@ -178,8 +185,93 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
     sha.update(llvm::StringRef(std::to_string(part.size()) + ":"));
     sha.update(llvm::StringRef(part));
   }
-  result.key = llvm::toHex(sha.final(), /*LowerCase=*/true).substr(0, 40);
-  std::string dir;
+  return llvm::toHex(sha.final(), /*LowerCase=*/true).substr(0, 40);
+}
+
+/// Compiles `source` into a new temporary library in `dir` (its path in
+/// `tempPath`); on failure nothing is left behind.
+attn_status compileIntoTemporary(const std::string &source, const std::string &sourceName,
+                                 CompileOptions options, const std::string &dir,
+                                 const std::string &key, std::string &tempPath,
+                                 std::string &error) {
+  std::string pattern = dir + "/.attnc-" + key + "-XXXXXX.so";
+  std::vector<char> temp(pattern.begin(), pattern.end());
+  temp.push_back('\0');
+  int fd = mkstemps(temp.data(), 3);
+  if (fd < 0) {
+    error = "cannot create a file in the cache directory '" + dir + "': " + std::strerror(errno);
+    return ATTN_ERROR_IO;
+  }
+  fchmod(fd, 0644); // mkstemps makes 0600; the linker keeps the mode it finds
+  close(fd);
+  tempPath = temp.data();
+
+  options.inputFile = sourceName;
+  options.outputFile = tempPath;
+  options.writeHeader = false;
+  std::ostringstream diagnostics;
+  ExitCode code;
+  {
+    std::lock_guard<std::mutex> guard(compileMutex);
+    try {
+      code = compileSource(source, options, diagnostics);
+    } catch (const std::exception &e) {
+      diagnostics << "attnc: internal error: " << e.what() << "\n";
+      code = InternalError;
+    }
+  }
+  if (code == Success)
+    return ATTN_OK;
+  std::remove(tempPath.c_str());
+  std::string text = diagnostics.str();
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  error = "cannot compile '" + sourceName + "':\n" + text;
+  return ATTN_ERROR_COMPILE;
+}
+
+/// Moves a compiled temporary library to `path`, its record first: a reader
+/// that sees the new library with the old record (or none) takes the lock
+/// and waits for us instead of using it. On failure both temporaries go.
+attn_status publishEntry(const std::string &tempPath, const std::string &path,
+                         std::string &error) {
+  std::string record, recordTemp = tempPath.substr(0, tempPath.size() - 3) + ".sum";
+  bool recorded = describeFile(tempPath, record, error);
+  if (recorded) {
+    std::ofstream out(recordTemp, std::ios::binary | std::ios::trunc);
+    out << record;
+    out.close();
+    recorded = bool(out) && std::rename(recordTemp.c_str(), recordPath(path).c_str()) == 0;
+    if (!recorded)
+      error = "cannot write the cache record '" + recordPath(path) +
+              "': " + std::strerror(errno);
+  }
+  if (!recorded) {
+    std::remove(recordTemp.c_str());
+    std::remove(tempPath.c_str());
+    return ATTN_ERROR_IO;
+  }
+  if (std::rename(tempPath.c_str(), path.c_str()) != 0) {
+    error = "cannot move the compiled library into the cache as '" + path +
+            "': " + std::strerror(errno);
+    std::remove(tempPath.c_str());
+    return ATTN_ERROR_IO;
+  }
+  return ATTN_OK;
+}
+
+} // namespace
+
+attn_status compileToLibrary(const std::string &source, const std::string &sourceName,
+                             const std::string &optionText, bool rebuild,
+                             CachedLibrary &result, std::string &error) {
+  CompileOptions options;
+  std::string target, dir;
+  if (attn_status status = parseJitOptions(optionText, options, error))
+    return status;
+  if (attn_status status = resolveJitTarget(options.backend.target, target, error))
+    return status;
+  result.key = cacheKey(options, target, source);
   if (!cacheDirectory(dir, error))
     return ATTN_ERROR_IO;
   result.path = dir + "/attnc-" + result.key + ".so";
@@ -202,65 +294,11 @@ attn_status compileToLibrary(const std::string &source, const std::string &sourc
   if (lock.held())
     removeOrphans(dir, result.key);
 
-  std::string pattern = dir + "/.attnc-" + result.key + "-XXXXXX.so";
-  std::vector<char> temp(pattern.begin(), pattern.end());
-  temp.push_back('\0');
-  int fd = mkstemps(temp.data(), 3);
-  if (fd < 0) {
-    error = "cannot create a file in the cache directory '" + dir + "': " + std::strerror(errno);
-    return ATTN_ERROR_IO;
-  }
-  fchmod(fd, 0644); // mkstemps makes 0600; the linker keeps the mode it finds
-  close(fd);
-  std::string tempPath = temp.data();
-
-  options.inputFile = sourceName;
-  options.outputFile = tempPath;
-  options.writeHeader = false;
-  std::ostringstream diagnostics;
-  ExitCode code;
-  {
-    std::lock_guard<std::mutex> guard(compileMutex);
-    try {
-      code = compileSource(source, options, diagnostics);
-    } catch (const std::exception &e) {
-      diagnostics << "attnc: internal error: " << e.what() << "\n";
-      code = InternalError;
-    }
-  }
-  if (code != Success) {
-    std::remove(tempPath.c_str());
-    std::string text = diagnostics.str();
-    while (!text.empty() && text.back() == '\n')
-      text.pop_back();
-    error = "cannot compile '" + sourceName + "':\n" + text;
-    return ATTN_ERROR_COMPILE;
-  }
-  // The record goes in first: a reader that sees the new library with the
-  // old record (or none) takes the lock and waits for us instead of using it.
-  std::string record, recordTemp = tempPath.substr(0, tempPath.size() - 3) + ".sum";
-  bool recorded = describeFile(tempPath, record, error);
-  if (recorded) {
-    std::ofstream out(recordTemp, std::ios::binary | std::ios::trunc);
-    out << record;
-    out.close();
-    recorded = bool(out) && std::rename(recordTemp.c_str(), recordPath(result.path).c_str()) == 0;
-    if (!recorded)
-      error = "cannot write the cache record '" + recordPath(result.path) +
-              "': " + std::strerror(errno);
-  }
-  if (!recorded) {
-    std::remove(recordTemp.c_str());
-    std::remove(tempPath.c_str());
-    return ATTN_ERROR_IO;
-  }
-  if (std::rename(tempPath.c_str(), result.path.c_str()) != 0) {
-    error = "cannot move the compiled library into the cache as '" + result.path +
-            "': " + std::strerror(errno);
-    std::remove(tempPath.c_str());
-    return ATTN_ERROR_IO;
-  }
-  return ATTN_OK;
+  std::string tempPath;
+  if (attn_status status =
+          compileIntoTemporary(source, sourceName, options, dir, result.key, tempPath, error))
+    return status;
+  return publishEntry(tempPath, result.path, error);
 }
 
 } // namespace attnc::jit
