@@ -61,9 +61,23 @@ def additive_mask(torch, meta):
     visible = j <= ip
     if meta["mask"] == "window":
         visible &= j > ip - meta["window"]
+    if meta["mask"] == "causal&(window|sink)":
+        visible &= (j > ip - meta["window"]) | (j < meta["sink"])
     mask = torch.zeros(lq, lk)
     mask.masked_fill_(~visible, float("-inf"))
     return mask
+
+
+def rotate_half(torch, x, offset):
+    """Hugging Face Llama's rotary embedding (base 10000, every channel) of
+    rows x[..., L, D] at positions offset .. offset + L - 1."""
+    L, D = x.shape[-2], x.shape[-1]
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
+    angles = torch.outer(torch.arange(L, dtype=torch.float64) + offset, inv_freq)
+    emb = torch.cat((angles, angles), dim=-1)
+    cos, sin = emb.cos().float(), emb.sin().float()
+    x1, x2 = x[..., : D // 2], x[..., D // 2:]
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
 
 
 def sdpa_fn(torch, meta, t):
@@ -89,10 +103,14 @@ def sdpa_fn(torch, meta, t):
         return torch.softmax(s, dim=-1) @ vc
 
     def run():
+        q_, k_ = q, k
+        if meta.get("rotary"):
+            q_ = rotate_half(torch, t["q"], Lk - Lq).view(B, G, r * Lq, meta["D"])
+            k_ = rotate_half(torch, k, 0)
         if heads_per_chunk >= G:
-            out = attend(q, k, v)
+            out = attend(q_, k_, v)
         else:
-            out = torch.cat([attend(q[:, g:g + heads_per_chunk], k[:, g:g + heads_per_chunk],
+            out = torch.cat([attend(q_[:, g:g + heads_per_chunk], k_[:, g:g + heads_per_chunk],
                                     v[:, g:g + heads_per_chunk])
                              for g in range(0, G, heads_per_chunk)], dim=1)
         return out.reshape(B, H, Lq, meta["Dv"])

@@ -84,6 +84,7 @@ static void writeTorchInputs(const Config &c, const Options &o,
   JsonWriter meta;
   meta.beginObject().field("id", c.id).field("kind", c.kindName())
       .field("mask", c.maskName()).field("window", c.window)
+      .field("sink", c.sink).field("rotary", c.rotary)
       .field("B", c.B).field("H", c.H).field("G", c.G).field("Lq", c.Lq)
       .field("Lk", c.Lk).field("D", c.D).field("Dv", c.Dv)
       .field("hidden", c.hidden).field("model_dim", c.modelDim)

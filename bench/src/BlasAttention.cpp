@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "bench/src/BlasAttention.h"
 
+#include "bench/src/Rotary.h"
 #include "bench/src/VecMath.h"
 
 #include <cblas.h>
@@ -54,6 +55,26 @@ float softmaxRow(float *row, int64_t kn, int64_t k0, int64_t lo, int64_t hi) {
   float sum = vecExpShiftSum(vis, hi - lo, m);
   return 1.f / sum;
 }
+
+// softmaxRow for a row that also sees the sink keys [0, sinkEnd), whose
+// scores are sinkRow[0, sinkCols) (sinkEnd <= lo: the ranges never overlap).
+float softmaxRowWithSinks(float *row, int64_t kn, int64_t k0, int64_t lo, int64_t hi,
+                          float *sinkRow, int64_t sinkCols, int64_t sinkEnd) {
+  std::fill(sinkRow + sinkEnd, sinkRow + sinkCols, 0.f);
+  if (sinkEnd == 0)
+    return softmaxRow(row, kn, k0, lo, hi);
+  hi = std::max(hi, lo);
+  std::fill(row, row + (lo - k0), 0.f);
+  std::fill(row + (hi - k0), row + kn, 0.f);
+  float *vis = row + (lo - k0);
+  float m = vecMax(sinkRow, sinkEnd);
+  if (hi > lo)
+    m = std::max(m, vecMax(vis, hi - lo));
+  float sum = vecExpShiftSum(sinkRow, sinkEnd, m);
+  if (hi > lo)
+    sum += vecExpShiftSum(vis, hi - lo, m);
+  return 1.f / sum;
+}
 } // namespace
 
 struct BlasAttention::Impl {
@@ -62,12 +83,20 @@ struct BlasAttention::Impl {
   std::vector<Item> items;
   std::vector<std::vector<float>> scores, scratch; // per thread
   std::vector<float> Q, K, V, A;                   // projection buffers
+  std::vector<float> qRot, kRot;                   // rotary: rotated q and k
+  int64_t sinkCols = 0;                            // Mask::WindowSink: sink keys
 
   Impl(const Config &config, ThreadPool &p) : c(config), pool(p) {
     int threads = pool.size();
     scores.resize(threads);
     scratch.resize(threads);
     if (c.kind == Kind::Sdpa) {
+      if (c.rotary) {
+        qRot.resize(c.B * c.H * c.Lq * c.D);
+        kRot.resize(c.B * c.G * c.Lk * c.D);
+      }
+      if (c.mask == Mask::WindowSink)
+        sinkCols = std::min(c.sink, c.Lk);
       int64_t r = c.H / c.G;
       int64_t maxRows = 0;
       for (int64_t b = 0; b < c.B; ++b) {
@@ -83,7 +112,7 @@ struct BlasAttention::Impl {
         }
       }
       for (auto &s : scores)
-        s.resize(maxRows * c.Lk + maxRows);
+        s.resize(maxRows * (c.Lk + sinkCols) + maxRows);
     } else if (c.kind == Kind::Additive) {
       for (int64_t b = 0; b < c.B; ++b)
         for (int64_t h = 0; h < c.H; ++h)
@@ -115,7 +144,7 @@ struct BlasAttention::Impl {
       return;
     }
     const int64_t kn = k1 - k0;
-    float *S = ws.data(), *inv = ws.data() + M * kn;
+    float *S = ws.data(), *inv = ws.data() + M * kn, *Ssink = inv + M;
     const float *qptr = q + ((it.b * c.H + it.h0) * c.Lq + it.i0) * c.D;
     const float *kptr = k + ((it.b * c.G + it.g) * c.Lk + k0) * c.D;
     const float *vptr = v + ((it.b * c.G + it.g) * c.Lk + k0) * c.Dv;
@@ -127,9 +156,17 @@ struct BlasAttention::Impl {
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, kn, c.D, c.scale(),
                   qptr, c.D, kptr, c.D, 0.f, S, kn);
+    const float *kbase = k + (it.b * c.G + it.g) * c.Lk * c.D;
+    const float *vbase = v + (it.b * c.G + it.g) * c.Lk * c.Dv;
+    if (sinkCols)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, sinkCols, c.D, c.scale(),
+                  qptr, c.D, kbase, c.D, 0.f, Ssink, sinkCols);
     for (int64_t m = 0; m < M; ++m) {
-      c.visibleRange(it.i0 + m % rowsPerHead, lo, hi);
-      inv[m] = softmaxRow(S + m * kn, kn, k0, lo, hi);
+      int64_t i = it.i0 + m % rowsPerHead;
+      c.visibleRange(i, lo, hi);
+      inv[m] = sinkCols ? softmaxRowWithSinks(S + m * kn, kn, k0, lo, hi, Ssink + m * sinkCols,
+                                              sinkCols, c.sinkEnd(i))
+                        : softmaxRow(S + m * kn, kn, k0, lo, hi);
     }
     if (rowByRow)
       for (int64_t m = 0; m < M; ++m)
@@ -138,6 +175,9 @@ struct BlasAttention::Impl {
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, kn, 1.f, S,
                   kn, vptr, c.Dv, 0.f, optr, c.Dv);
+    if (sinkCols)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, sinkCols, 1.f, Ssink,
+                  sinkCols, vbase, c.Dv, 1.f, optr, c.Dv);
     for (int64_t m = 0; m < M; ++m)
       cblas_sscal(c.Dv, inv[m], optr + m * c.Dv, 1);
   }
@@ -232,10 +272,14 @@ void BlasAttention::run(const std::vector<Tensor> &in, float *out) {
   Impl &m = *impl;
   if (m.c.kind == Kind::Projection)
     return m.projection(in, out);
+  const float *q = in[0].data.data(), *k = in[1].data.data();
+  if (m.c.rotary) {
+    rotateQueryKey(m.c, in, m.qRot.data(), m.kRot.data(), m.pool);
+    q = m.qRot.data(), k = m.kRot.data();
+  }
   m.pool.parallelFor(int64_t(m.items.size()), [&](int64_t n, int t) {
     if (m.c.kind == Kind::Sdpa)
-      m.sdpaItem(m.items[n], in[0].data.data(), in[1].data.data(),
-                 in[2].data.data(), out, m.scores[t]);
+      m.sdpaItem(m.items[n], q, k, in[2].data.data(), out, m.scores[t]);
     else
       m.additiveItem(m.items[n], in, out, m.scores[t], m.scratch[t]);
   });

@@ -84,6 +84,23 @@ static std::vector<Config> buildConfigs() {
   win.label = "MHA H=8 D=64 N=8192 window 256";
   all.push_back(win);
 
+  // Language version 2 (docs/language.md §9): StreamingLLM's window with
+  // attention sinks, and rotary embeddings against the same kernel without.
+  Config sinks = sdpa(8192, true, false);
+  sinks.mask = Mask::WindowSink;
+  sinks.window = 256;
+  sinks.sink = 4;
+  sinks.id = sinks.kernel = "window256_sink4_n8192";
+  sinks.label = "MHA H=8 D=64 N=8192 causal & (window 256 | sink 4)";
+  all.push_back(sinks);
+  for (int64_t n : {512, 2048}) {
+    Config rope = sdpa(n, true, n == 512);
+    rope.rotary = true;
+    rope.id = rope.kernel = "mha_n" + std::to_string(n) + "_causal_rotary";
+    rope.label += " rotary";
+    all.push_back(rope);
+  }
+
   // The portable object (docs/targets.md) against the host one, same kernel:
   // dispatch happens once per call, so they should run alike.
   for (int64_t n : {512, 2048}) {
@@ -110,11 +127,19 @@ void Config::visibleRange(int64_t i, int64_t &lo, int64_t &hi) const {
   int64_t ip = i + (Lk - Lq);
   lo = 0;
   hi = Lk;
-  if (mask == Mask::Causal || mask == Mask::Window)
+  if (mask != Mask::None)
     hi = std::min(ip + 1, Lk);
-  if (mask == Mask::Window)
+  if (mask == Mask::Window || mask == Mask::WindowSink)
     lo = std::max<int64_t>(0, ip - window + 1);
   hi = std::max(hi, lo);
+}
+
+int64_t Config::sinkEnd(int64_t i) const {
+  if (mask != Mask::WindowSink)
+    return 0;
+  int64_t lo, hi;
+  visibleRange(i, lo, hi);
+  return std::max<int64_t>(0, std::min({sink, lo, hi}));
 }
 
 double Config::visiblePairs() const {
@@ -122,7 +147,7 @@ double Config::visiblePairs() const {
   for (int64_t i = 0; i < Lq; ++i) {
     int64_t lo, hi;
     visibleRange(i, lo, hi);
-    pairs += double(hi - lo);
+    pairs += double(hi - lo + sinkEnd(i));
   }
   return pairs * double(B) * double(H);
 }
@@ -179,6 +204,8 @@ std::string Config::maskName() const {
     return "causal";
   case Mask::Window:
     return "window";
+  case Mask::WindowSink:
+    return "causal&(window|sink)";
   }
   return "?";
 }

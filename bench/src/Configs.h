@@ -16,7 +16,7 @@
 namespace attnc_bench {
 
 enum class Kind { Sdpa, Additive, Projection };
-enum class Mask { None, Causal, Window };
+enum class Mask { None, Causal, Window, WindowSink };
 
 struct Config {
   std::string id;     // stable key in results.json, also the work folder name
@@ -26,6 +26,8 @@ struct Config {
   int64_t B = 1, H = 1, G = 1, Lq = 1, Lk = 1, D = 64, Dv = 64;
   Mask mask = Mask::None;
   int64_t window = 0;   // Mask::Window: keys ip-W < j <= ip
+  int64_t sink = 0;     // Mask::WindowSink: causal & (window(W) | sink(S)), also j < S
+  bool rotary = false;  // positional = rotary (half style, base 10000, every channel)
   int64_t hidden = 0;   // Kind::Additive
   int64_t modelDim = 0; // Kind::Projection (self_qkv_out, no biases)
   bool memoryBound = false; // decode: report bandwidth, not % of peak
@@ -36,6 +38,9 @@ struct Config {
   float scale() const; // the kernel's score scale
   /// Visible key range [lo, hi) of query row i (bottom-right aligned).
   void visibleRange(int64_t i, int64_t &lo, int64_t &hi) const;
+  /// With sink keys (Mask::WindowSink), row i also sees [0, sinkEnd(i)),
+  /// which ends at or before visibleRange's lo; 0 otherwise.
+  int64_t sinkEnd(int64_t i) const;
   /// Visible (query, key) pairs summed over batch and heads.
   double visiblePairs() const;
   double flops() const;

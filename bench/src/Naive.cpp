@@ -7,49 +7,70 @@
 //===----------------------------------------------------------------------===//
 #include "bench/src/Naive.h"
 
+#include "bench/src/Rotary.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
 
 namespace attnc_bench {
 
-// o = softmax(s[lo, hi)) v for a row whose maximum score is m; o starts at 0.
-static void softmaxWeightedSum(std::vector<float> &s, int64_t lo, int64_t hi, float m,
-                               const float *v, int64_t ldv, int64_t Dv, float *o) {
+// Calls f(j) for the visible keys of a row: [0, sinkEnd) then [lo, hi).
+template <typename F> static void forVisible(int64_t sinkEnd, int64_t lo, int64_t hi, F f) {
+  for (int64_t j = 0; j < sinkEnd; ++j)
+    f(j);
+  for (int64_t j = lo; j < hi; ++j)
+    f(j);
+}
+
+// o = softmax(s) v over the visible keys of a row whose maximum score is m;
+// o starts at 0.
+static void softmaxWeightedSum(std::vector<float> &s, int64_t sinkEnd, int64_t lo,
+                               int64_t hi, float m, const float *v, int64_t ldv,
+                               int64_t Dv, float *o) {
   float sum = 0.f;
-  for (int64_t j = lo; j < hi; ++j) {
+  forVisible(sinkEnd, lo, hi, [&](int64_t j) {
     s[j] = std::exp(s[j] - m);
     sum += s[j];
-  }
-  for (int64_t j = lo; j < hi; ++j)
+  });
+  forVisible(sinkEnd, lo, hi, [&](int64_t j) {
     for (int64_t d = 0; d < Dv; ++d)
       o[d] += s[j] * v[j * ldv + d];
+  });
   for (int64_t d = 0; d < Dv; ++d)
     o[d] /= sum;
 }
 
-// One query row against keys [lo, hi) of k/v (row strides ldk, ldv): o = softmax(s) v.
+// One query row against keys [0, sinkEnd) and [lo, hi) of k/v (row strides
+// ldk, ldv): o = softmax(s) v.
 static void attendRow(const float *q, const float *k, int64_t ldk, const float *v,
-                      int64_t ldv, int64_t D, int64_t Dv, int64_t lo, int64_t hi,
-                      float scale, std::vector<float> &s, float *o) {
+                      int64_t ldv, int64_t D, int64_t Dv, int64_t sinkEnd, int64_t lo,
+                      int64_t hi, float scale, std::vector<float> &s, float *o) {
   for (int64_t d = 0; d < Dv; ++d)
     o[d] = 0.f;
-  if (hi <= lo)
+  if (hi <= lo && sinkEnd == 0)
     return;
   float m = -std::numeric_limits<float>::infinity();
-  for (int64_t j = lo; j < hi; ++j) {
+  forVisible(sinkEnd, lo, hi, [&](int64_t j) {
     float dot = 0.f;
     for (int64_t d = 0; d < D; ++d)
       dot += q[d] * k[j * ldk + d];
     s[j] = scale * dot;
     m = std::fmax(m, s[j]);
-  }
-  softmaxWeightedSum(s, lo, hi, m, v, ldv, Dv, o);
+  });
+  softmaxWeightedSum(s, sinkEnd, lo, hi, m, v, ldv, Dv, o);
 }
 
 static void naiveSdpa(const Config &c, const std::vector<Tensor> &in, float *out,
                       ThreadPool &pool, int64_t r0, int64_t r1) {
   const float *q = in[0].data.data(), *k = in[1].data.data(), *v = in[2].data.data();
+  std::vector<float> qRot, kRot;
+  if (c.rotary) {
+    qRot.resize(in[0].data.size());
+    kRot.resize(in[1].data.size());
+    rotateQueryKey(c, in, qRot.data(), kRot.data(), pool);
+    q = qRot.data(), k = kRot.data();
+  }
   const int64_t groupSize = c.H / c.G;
   pool.parallelFor(c.B * c.H, [&](int64_t bh, int) {
     int64_t b = bh / c.H, h = bh % c.H, g = h / groupSize;
@@ -59,8 +80,8 @@ static void naiveSdpa(const Config &c, const std::vector<Tensor> &in, float *out
     for (int64_t i = r0; i < r1; ++i) {
       int64_t lo, hi;
       c.visibleRange(i, lo, hi);
-      attendRow(q + (bh * c.Lq + i) * c.D, kb, c.D, vb, c.Dv, c.D, c.Dv, lo, hi,
-                c.scale(), s, out + (bh * c.Lq + i) * c.Dv);
+      attendRow(q + (bh * c.Lq + i) * c.D, kb, c.D, vb, c.Dv, c.D, c.Dv, c.sinkEnd(i), lo,
+                hi, c.scale(), s, out + (bh * c.Lq + i) * c.Dv);
     }
   });
 }
@@ -103,7 +124,7 @@ static void naiveAdditive(const Config &c, const std::vector<Tensor> &in,
         s[j] = c.scale() * score;
         m = std::fmax(m, s[j]);
       }
-      softmaxWeightedSum(s, lo, hi, m, vb, c.Dv, c.Dv, o);
+      softmaxWeightedSum(s, 0, lo, hi, m, vb, c.Dv, c.Dv, o);
     }
   });
 }
@@ -141,7 +162,7 @@ static void naiveProjection(const Config &c, const std::vector<Tensor> &in,
       int64_t lo, hi;
       c.visibleRange(i, lo, hi);
       attendRow(&Q[(b * L + i) * HD + h * c.D], &K[b * L * GD + g * c.D], GD,
-                &V[b * L * GDv + g * c.Dv], GDv, c.D, c.Dv, lo, hi, c.scale(), s,
+                &V[b * L * GDv + g * c.Dv], GDv, c.D, c.Dv, 0, lo, hi, c.scale(), s,
                 &A[(b * L + i) * HDv + h * c.Dv]);
     }
   });

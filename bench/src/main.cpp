@@ -197,7 +197,8 @@ int main(int argc, char **argv) {
                  ms(r.naive).c_str(), ms(r.blas).c_str());
     j.beginObject().field("id", c.id).field("label", c.label)
         .field("kind", c.kindName()).field("mask", c.maskName())
-        .field("window", c.window).field("B", c.B).field("H", c.H).field("G", c.G)
+        .field("window", c.window).field("sink", c.sink).field("rotary", c.rotary)
+        .field("B", c.B).field("H", c.H).field("G", c.G)
         .field("Lq", c.Lq).field("Lk", c.Lk).field("D", c.D).field("Dv", c.Dv)
         .field("hidden", c.hidden).field("model_dim", c.modelDim)
         .field("flops", c.flops()).field("bytes", c.bytes())
