@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache git pkg-config python3 python3-numpy
+  # The Python package's tests (tests/python): pytest, and torch for attnc.torch.
+  python3-pytest python3-torch
   llvm-14-dev llvm-14-tools libmlir-14-dev mlir-14-tools libhalide14-0-dev
   clang-14 libclang-rt-14-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   # Halide 14's CMake package needs PNG, ZLIB and JPEG found; these are only
@@ -15,7 +17,7 @@ packages=(
   qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-matplotlib python3-torch)
+  packages+=(python3-matplotlib)
 fi
 
 missing=()

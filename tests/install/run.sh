@@ -44,4 +44,18 @@ int main(void) {
 C
 cc -I "$tmp" "$tmp/k_app.c" "$tmp/k.o" -o "$tmp/k_app" $(pkg-config --libs attnc_halide_runtime)
 "$tmp/k_app"
+# The Python package, installed beside the runtime it loads.
+pydir=$(cd "$tmp/prefix" && ls -d lib/python3*/dist-packages 2>/dev/null | head -1)
+if [[ -n "$pydir" ]] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+  ATTNC_CACHE_DIR="$tmp/cache" PYTHONPATH="$tmp/prefix/$pydir" /usr/bin/python3 - "$tmp/prefix" <<'PY'
+import sys, numpy as np, attnc
+assert attnc.__file__.startswith(sys.argv[1]), attnc.__file__
+x = np.array([[[1, 3, 2], [1, 1, 3], [1, 2, 1]]], dtype=np.float32)[:, None]
+lib = attnc.compile("kernel i_am_good { head_dim = 3; score = dot }")
+out = lib.i_am_good(q=x, k=x, v=x)
+assert abs(out[0, 0, 0, 1] - 2.957691) < 1e-5, out
+PY
+else
+  echo "the Python package is not installed (or numpy is missing)" >&2; exit 1
+fi
 echo "install test: all apps ran"

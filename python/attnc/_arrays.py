@@ -1,0 +1,98 @@
+"""NumPy arrays and torch CPU tensors as the runtime's attn_tensor views.
+
+A contiguous array is passed by pointer, never copied; the kinds of array
+differ only in how their pointer, dtype and shape are read and how an output
+of the same kind is allocated.
+"""
+import ctypes
+
+import numpy as np
+
+from . import _capi
+
+_NUMPY_DTYPES = {_capi.F32: np.float32, _capi.I32: np.int32, _capi.U8: np.uint8}
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None
+
+
+def is_torch(value):
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _torch_dtypes(torch):
+    # bool tensors (PyTorch's key_padding_mask) have u8's size and values 0/1.
+    return {_capi.F32: (torch.float32,), _capi.I32: (torch.int32,),
+            _capi.U8: (torch.uint8, torch.bool)}
+
+
+def dtype_name(value):
+    if is_torch(value):
+        return str(value.dtype).replace("torch.", "")
+    return str(value.dtype)
+
+
+def expected_dtype_text(dtype):
+    return {_capi.F32: "float32", _capi.I32: "int32", _capi.U8: "uint8 (or bool)"}[dtype]
+
+
+def as_view(name, value, dtype, is_output):
+    """(array, pointer): `value` as a contiguous array of the runtime's
+    `dtype`, and its data pointer. Inputs that are not contiguous are copied
+    once; outputs must be contiguous (the kernel writes into them)."""
+    if is_torch(value):
+        torch = _torch()
+        if value.device.type != "cpu":
+            raise ValueError("argument '%s': a %s tensor; attnc kernels run on the CPU"
+                             % (name, value.device.type))
+        if value.dtype not in _torch_dtypes(torch)[dtype]:
+            raise ValueError("argument '%s': dtype %s, expected %s"
+                             % (name, dtype_name(value), expected_dtype_text(dtype)))
+        if value.requires_grad:
+            value = value.detach()
+        if not value.is_contiguous():
+            if is_output:
+                raise ValueError("argument '%s': the output must be contiguous" % name)
+            value = value.contiguous()
+        return value, value.data_ptr()
+    if not isinstance(value, np.ndarray):
+        if is_output:
+            raise ValueError("argument '%s': the output must be a numpy array or a torch "
+                             "tensor, not %s" % (name, type(value).__name__))
+        value = np.asarray(value)
+    want = np.dtype(_NUMPY_DTYPES[dtype])
+    ok = value.dtype == want or (dtype == _capi.U8 and value.dtype == np.bool_)
+    if not ok:
+        raise ValueError("argument '%s': dtype %s, expected %s"
+                         % (name, value.dtype, expected_dtype_text(dtype)))
+    if not value.flags.c_contiguous:
+        if is_output:
+            raise ValueError("argument '%s': the output must be C-contiguous" % name)
+        value = np.ascontiguousarray(value)
+    if is_output and not value.flags.writeable:
+        raise ValueError("argument '%s': the output array is read-only" % name)
+    return value, value.ctypes.data
+
+
+def allocate(dtype, shape, like_torch):
+    if like_torch:
+        torch = _torch()
+        return torch.empty(tuple(shape), dtype=_torch_dtypes(torch)[dtype][0])
+    return np.empty(tuple(shape), dtype=_NUMPY_DTYPES[dtype])
+
+
+def fill_tensor(tensor, array, pointer, dtype, keep):
+    """Fills the attn_tensor `tensor`; `keep` holds the ctypes shape array."""
+    shape = (ctypes.c_int64 * max(1, array.ndim))(*tuple(array.shape))
+    keep.append(shape)
+    tensor.data = pointer
+    tensor.dtype = dtype
+    tensor.rank = array.ndim
+    tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    tensor.strides = None
