@@ -185,6 +185,24 @@ def baseline_table(results):
     return rows, notes
 
 
+def python_overhead_table(results_dir):
+    """The Python package's call overhead (python_overhead.py), if measured."""
+    path = os.path.join(results_dir, "python_overhead.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        r = json.load(f)
+    c = r["c_run_s"]
+    us = lambda s: "%.1f" % (s * 1e6)
+    rows = ["## Call overhead (%s)" % r["kernel"], "",
+            "| call | µs per call | over the C `NAME_run` (µs) |", "|---|---:|---:|"]
+    for label, key in (("C `NAME_run`", "c_run_s"), ("libattnrt (`attnc-run --bench`)", "attnc_run_s"),
+                       ("Python, `out=` given", "python_out"),
+                       ("Python, output allocated", "python_alloc")):
+        rows.append("| %s | %s | %s |" % (label, us(r[key]), us(r[key] - c)))
+    return rows + [""]
+
+
 def write_table(results_dir, results, torch, with_roofline):
     m_lines, m_notes = machine_table(results, torch)
     a_rows, a_notes = attnc_table(results)
@@ -211,6 +229,7 @@ def write_table(results_dir, results, torch, with_roofline):
     out += b_rows + [""]
     if b_notes:
         out += ["Notes:", ""] + ["- " + n for n in b_notes] + [""]
+    out += python_overhead_table(results_dir)
     if with_roofline:
         out += ["![roofline](roofline.png)", ""]
     text = "\n".join(out)
@@ -277,6 +296,7 @@ def append_history(results_dir, results, torch):
     commit = os.popen("git -C '%s' rev-parse --short HEAD 2>/dev/null" % os.path.dirname(
         os.path.abspath(__file__))).read().strip() or "?"
     new = not os.path.exists(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a") as f:
         if new:
             f.write("# Benchmark history: one line per full `bench/run.sh` run\n\n")

@@ -82,6 +82,10 @@ mkdir -p "$out"
 if [[ -x "$python" ]]; then
   "$python" "$here/torch_baseline.py" "$out" ||
     echo "warning: the PyTorch baseline failed; its column stays empty" >&2
+  if [[ ${#attnc_args[@]} -gt 0 ]]; then
+    "$python" "$here/python_overhead.py" "$out" "$build/bin/attnc" "$build" >/dev/null ||
+      echo "warning: the Python call-overhead row failed" >&2
+  fi
   "$python" "$here/report.py" "$out" >/dev/null
 else
   echo "warning: $python not found: no PyTorch baseline, table or roofline" >&2

@@ -5,6 +5,7 @@ differ only in how their pointer, dtype and shape are read and how an output
 of the same kind is allocated.
 """
 import ctypes
+import sys
 
 import numpy as np
 
@@ -22,7 +23,8 @@ def _torch():
 
 
 def is_torch(value):
-    torch = _torch()
+    # Without importing torch: a torch tensor means torch is imported already.
+    torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 
 
@@ -94,5 +96,5 @@ def fill_tensor(tensor, array, pointer, dtype, keep):
     tensor.data = pointer
     tensor.dtype = dtype
     tensor.rank = array.ndim
-    tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    tensor.shape = shape
     tensor.strides = None
