@@ -68,14 +68,20 @@ def additive_mask(torch, meta):
     return mask
 
 
-def rotate_half(torch, x, offset):
-    """Hugging Face Llama's rotary embedding (base 10000, every channel) of
-    rows x[..., L, D] at positions offset .. offset + L - 1."""
-    L, D = x.shape[-2], x.shape[-1]
+def rotary_tables(torch, L, D):
+    """Hugging Face Llama's cos/sin cache (base 10000, every channel) for
+    positions 0 .. L - 1, made once like its cos_cached / sin_cached."""
     inv_freq = 1.0 / (10000 ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
-    angles = torch.outer(torch.arange(L, dtype=torch.float64) + offset, inv_freq)
+    angles = torch.outer(torch.arange(L, dtype=torch.float64), inv_freq)
     emb = torch.cat((angles, angles), dim=-1)
-    cos, sin = emb.cos().float(), emb.sin().float()
+    return emb.cos().float(), emb.sin().float()
+
+
+def rotate_half(torch, x, tables, offset):
+    """Hugging Face Llama's apply_rotary_pos_emb on rows x[..., L, D] at
+    positions offset .. offset + L - 1."""
+    L, D = x.shape[-2], x.shape[-1]
+    cos, sin = (t[offset:offset + L] for t in tables)
     x1, x2 = x[..., : D // 2], x[..., D // 2:]
     return x * cos + torch.cat((-x2, x1), dim=-1) * sin
 
@@ -102,11 +108,13 @@ def sdpa_fn(torch, meta, t):
             s = s + mask
         return torch.softmax(s, dim=-1) @ vc
 
+    tables = rotary_tables(torch, Lk, meta["D"]) if meta.get("rotary") else None
+
     def run():
         q_, k_ = q, k
-        if meta.get("rotary"):
-            q_ = rotate_half(torch, t["q"], Lk - Lq).view(B, G, r * Lq, meta["D"])
-            k_ = rotate_half(torch, k, 0)
+        if tables is not None:
+            q_ = rotate_half(torch, t["q"], tables, Lk - Lq).view(B, G, r * Lq, meta["D"])
+            k_ = rotate_half(torch, k, tables, 0)
         if heads_per_chunk >= G:
             out = attend(q_, k_, v)
         else:

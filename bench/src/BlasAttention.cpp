@@ -84,6 +84,7 @@ struct BlasAttention::Impl {
   std::vector<std::vector<float>> scores, scratch; // per thread
   std::vector<float> Q, K, V, A;                   // projection buffers
   std::vector<float> qRot, kRot;                   // rotary: rotated q and k
+  std::unique_ptr<RotaryTable> rotary;             // rotary: cos/sin per position
   int64_t sinkCols = 0;                            // Mask::WindowSink: sink keys
 
   Impl(const Config &config, ThreadPool &p) : c(config), pool(p) {
@@ -94,6 +95,7 @@ struct BlasAttention::Impl {
       if (c.rotary) {
         qRot.resize(c.B * c.H * c.Lq * c.D);
         kRot.resize(c.B * c.G * c.Lk * c.D);
+        rotary = std::make_unique<RotaryTable>(c.Lk, c.D, pool);
       }
       if (c.mask == Mask::WindowSink)
         sinkCols = std::min(c.sink, c.Lk);
@@ -274,7 +276,7 @@ void BlasAttention::run(const std::vector<Tensor> &in, float *out) {
     return m.projection(in, out);
   const float *q = in[0].data.data(), *k = in[1].data.data();
   if (m.c.rotary) {
-    rotateQueryKey(m.c, in, m.qRot.data(), m.kRot.data(), m.pool);
+    rotateQueryKey(m.c, *m.rotary, in, m.qRot.data(), m.kRot.data(), m.pool);
     q = m.qRot.data(), k = m.kRot.data();
   }
   m.pool.parallelFor(int64_t(m.items.size()), [&](int64_t n, int t) {

@@ -68,7 +68,7 @@ static void naiveSdpa(const Config &c, const std::vector<Tensor> &in, float *out
   if (c.rotary) {
     qRot.resize(in[0].data.size());
     kRot.resize(in[1].data.size());
-    rotateQueryKey(c, in, qRot.data(), kRot.data(), pool);
+    rotateQueryKey(c, RotaryTable(c.Lk, c.D, pool), in, qRot.data(), kRot.data(), pool);
     q = qRot.data(), k = kRot.data();
   }
   const int64_t groupSize = c.H / c.G;
