@@ -54,11 +54,13 @@ int constantOf(const Expr &e, int fallback) {
 /// A projection's matrix product p(c, row, ...) += x(r, row) * w(c, r): a
 /// register block of 4 rows x 4 vectors of c with the reduction outside the
 /// unrolled block (16 accumulators stay in registers), row tiles in parallel.
-void scheduleProjection(Func p, int vec) {
+/// A matrix product's update as a register-blocked micro-kernel: 4 rows x
+/// 4 vectors of columns held across the whole reduction; returns the stage
+/// and its outermost row-tile variable.
+Stage blockMatrixProduct(Func p, int vec, Var rowO) {
   std::vector<Var> args = p.args();
   Var c = args[0], row = args[1];
-  Var rowO("rowO"), rowI("rowI"), cO("cO"), cM("cM"), cI("cI");
-  p.compute_root().vectorize(c, vec, TailStrategy::GuardWithIf).parallel(args.back());
+  Var rowI("rowI"), cO("cO"), cM("cM"), cI("cI");
   std::vector<VarOrRVar> order{cI, cM, rowI};
   const Internal::Definition &update = p.function().update(0);
   for (const Internal::ReductionVariable &rv : update.schedule().rvars())
@@ -75,6 +77,14 @@ void scheduleProjection(Func p, int vec) {
       .vectorize(cI)
       .unroll(cM)
       .unroll(rowI);
+  return stage;
+}
+
+void scheduleProjection(Func p, int vec) {
+  std::vector<Var> args = p.args();
+  Var rowO("rowO");
+  p.compute_root().vectorize(args[0], vec, TailStrategy::GuardWithIf).parallel(args.back());
+  Stage stage = blockMatrixProduct(p, vec, rowO);
   // One parallel loop over row tiles x the outer dimensions (heads, batch):
   // a parallel loop per head or batch row would wake the threads each time.
   VarOrRVar tasks = rowO;
@@ -84,6 +94,14 @@ void scheduleProjection(Func p, int vec) {
     tasks = fused;
   }
   stage.parallel(tasks);
+}
+
+/// The same micro-kernel computed inside another Func's parallel task: the
+/// product of the rows that task reads, while they are in cache, and a
+/// buffer small enough to be reused rather than mapped afresh per call.
+void scheduleProjectionAt(Func p, LoopLevel level, int vec) {
+  p.compute_at(level).vectorize(p.args()[0], vec, TailStrategy::GuardWithIf);
+  blockMatrixProduct(p, vec, Var("rowO"));
 }
 
 /// Root-level precomputations: projections as register-blocked matrix
@@ -175,6 +193,9 @@ struct TunedPlan {
   int vec, TQ, BK, Dv, dVectors, pvRows;
   Var io{"io"};
   bool stateInOutTile = false;
+  /// The parallel task of a root-level softmax_state (batch, head, key
+  /// chunk), when it is one.
+  std::optional<LoopLevel> stateTask;
 };
 
 /// softmax_state: inside out's parallel tiles, or at the root.
@@ -218,6 +239,7 @@ void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
         .fuse(t1, b, task)
         .parallel(task)
         .parallel(qt);
+    p.stateTask = LoopLevel(f.state, task);
   }
   notes.push_back(std::string("softmax_state: ") +
                   (p.stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
@@ -259,9 +281,16 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const TunedPlan &p) {
       wT.compute_root().reorder_storage(wArgs[1], wArgs[0]).reorder(wArgs[1], wArgs[0]);
     }
     scheduleProjection(f.qHoist, vec);
-    scheduleProjection(f.kHoist, vec);
-    notes.push_back("q_hoist, k_hoist: register-blocked matrix products (4 rows x 4 vectors), "
-                    "W transposed once");
+    // W_k k per state task (its batch row and key chunk) when the tasks own
+    // their keys: a root buffer of B x Lk x N would be written, zeroed and
+    // page-faulted in whole before any score reads it.
+    if (p.stateTask)
+      scheduleProjectionAt(f.kHoist, *p.stateTask, vec);
+    else
+      scheduleProjection(f.kHoist, vec);
+    notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (4 rows x 4 "
+                                "vectors), W transposed once; k_hoist ") +
+                    (p.stateTask ? "per softmax_state task" : "compute_root"));
   }
 }
 
