@@ -35,6 +35,8 @@ enum class FnKind {
   MinMax, // promote(a, b [, c])
   Select, // T(bool, T, T)
   Dot,    // dot(q, k), score only
+  ToInt,  // int(x): truncation toward zero; the identity on integers
+  ToFloat // float(n)
 };
 
 struct FunctionInfo {
@@ -50,6 +52,10 @@ const FunctionInfo kFunctions[] = {
     {"min", 2, FnKind::MinMax},    {"max", 2, FnKind::MinMax},
     {"clamp", 3, FnKind::MinMax},  {"select", 3, FnKind::Select},
     {"dot", 2, FnKind::Dot},
+    // Version 2 (LANGUAGE.md 9.7): enough for T5's relative-position buckets.
+    {"floor", 1, FnKind::Math},    {"ceil", 1, FnKind::Math},
+    {"log2", 1, FnKind::Math},     {"int", 1, FnKind::ToInt},
+    {"float", 1, FnKind::ToFloat},
 };
 
 const FunctionInfo *findFunction(const std::string &name) {
@@ -361,6 +367,14 @@ private:
           !expectNumber(*e.operands[2], types[2], what))
         return ExprType::Unknown;
       return promote(types[1], types[2]);
+    case FnKind::ToInt:
+      if (!expectNumber(*e.operands[0], types[0], what))
+        return ExprType::Unknown;
+      return ExprType::Int;
+    case FnKind::ToFloat:
+      if (!expectNumber(*e.operands[0], types[0], what))
+        return ExprType::Unknown;
+      return ExprType::Float;
     case FnKind::Dot:
       break;
     }
@@ -528,6 +542,11 @@ private:
     else if (f == "sqrt") { if (args[0] < 0) return domain("a negative value"); v = std::sqrt(args[0]); }
     else if (f == "rsqrt") { if (args[0] <= 0) return domain("a value <= 0"); v = 1 / std::sqrt(args[0]); }
     else if (f == "tanh") v = std::tanh(args[0]);
+    else if (f == "floor") v = std::floor(args[0]);
+    else if (f == "ceil") v = std::ceil(args[0]);
+    else if (f == "log2") { if (args[0] <= 0) return domain("a value <= 0"); v = std::log2(args[0]); }
+    else if (f == "int") v = std::trunc(args[0]);
+    else if (f == "float") v = args[0];
     else if (f == "abs") v = std::fabs(args[0]);
     else if (f == "min") v = std::min(args[0], args[1]);
     else if (f == "max") v = std::max(args[0], args[1]);

@@ -31,6 +31,20 @@ static Expr size(const std::string &name, const ExprEnv &env) {
   throw BackendError("expression reads unknown size '" + name + "'");
 }
 
+/// log2(x) exact on powers of two, so `floor(log2(n))` buckets (T5) never
+/// land one low: the exponent field plus log2 of the mantissa in [1, 2),
+/// which is 0 for a power of two. Zero, negative, subnormal, inf and NaN
+/// inputs take log(x) / ln 2 (-inf, NaN, ...), as libm's log2 gives them.
+static Expr exactLog2(const Expr &x) {
+  Expr bits = Halide::reinterpret<int32_t>(x);
+  Expr exponent = ((bits >> 23) & 0xff) - 127;
+  Expr mantissa = Halide::reinterpret<float>((bits & 0x7fffff) | 0x3f800000);
+  const float invLn2 = 1.4426950408889634f;
+  Expr normal = Halide::cast<float>(exponent) + Halide::log(mantissa) * invLn2;
+  return Halide::select(x >= 1.17549435e-38f && x <= 3.40282347e38f, normal,
+                        Halide::log(x) * invLn2);
+}
+
 static Expr node(const ExprNode &n, const std::vector<Expr> &built, const ExprEnv &env) {
   auto x = [&](size_t k) { return built.at(n.operands.at(k)); };
   using N = ExprNode;
@@ -80,6 +94,10 @@ static Expr node(const ExprNode &n, const std::vector<Expr> &built, const ExprEn
   case N::Rsqrt: return 1.0f / Halide::sqrt(x(0));
   case N::Tanh: return Halide::tanh(x(0));
   case N::Abs: return Halide::abs(x(0));
+  case N::ToInt: return Halide::cast<int32_t>(x(0));
+  case N::Floor: return Halide::floor(x(0));
+  case N::Ceil: return Halide::ceil(x(0));
+  case N::Log2: return exactLog2(x(0));
   case N::Select: return Halide::select(x(0), x(1), x(2));
   }
   throw BackendError("expression node of unknown kind");

@@ -41,7 +41,9 @@ struct ExprNode {
     Eq, Ne, Lt, Le, Gt, Ge,
     And, Or, Xor,
     ToFloat,  // int32 -> f32
+    ToInt,    // f32 -> int32, toward zero
     Exp, Log, Sqrt, Rsqrt, Tanh, Abs,
+    Floor, Ceil, Log2,
     Select,   // operands: condition, then, else
   };
   Op op = IntConst;

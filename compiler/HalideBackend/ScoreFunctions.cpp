@@ -163,9 +163,17 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
   case BiasKind::None:
     break;
   case BiasKind::Alibi: {
-    // m_h = 2^(-8 (h + 1) / H); bias = -m_h * (ip - j).
-    Expr slope = Halide::pow(2.0f, -8.0f * cast<float>(env.h + 1) / cast<float>(f.H));
-    s = s - slope * cast<float>(env.ip - env.j);
+    // bias = -m_h * (ip - j), m_h as alibiSlope() gives it: with P the
+    // largest power of two <= H (fixed), 2^(-8 (h + 1) / P) for h < P, else
+    // 2^(-8 (2 (h - P) + 1) / 2P).
+    const int64_t H = *Halide::Internal::as_const_int(f.H);
+    int32_t P = 1;
+    while (P * 2 <= H)
+      P *= 2;
+    Expr h = env.h;
+    Expr exponent = select(h < P, -8.0f * cast<float>(h + 1) / (float)P,
+                           -4.0f * cast<float>(2 * (h - P) + 1) / (float)P);
+    s = s - Halide::pow(2.0f, exponent) * cast<float>(env.ip - env.j);
     break;
   }
   case BiasKind::Custom:

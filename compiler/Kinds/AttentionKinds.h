@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string_view>
 
@@ -83,6 +84,20 @@ std::optional<Kind> parseKind(std::string_view name) {
     if (name == toString((Kind)k))
       return (Kind)k;
   return std::nullopt;
+}
+
+/// The ALiBi slope m_h of head h of H, as the ALiBi paper's reference code
+/// (`get_slopes`) and every ALiBi checkpoint (BLOOM) compute it: for H a
+/// power of two 2^(-8 (h + 1) / H); otherwise, with P the largest power of
+/// two below H, the P slopes of P heads followed by the slopes 0, 2, 4, ...
+/// of 2P heads (LANGUAGE.md section 5).
+inline double alibiSlope(long h, long H) {
+  long P = 1;
+  while (P * 2 <= H)
+    P *= 2;
+  if (h < P)
+    return std::exp2(-8.0 * (double)(h + 1) / (double)P);
+  return std::exp2(-8.0 * (double)(2 * (h - P) + 1) / (double)(2 * P));
 }
 
 //===----------------------------------------------------------------------===//

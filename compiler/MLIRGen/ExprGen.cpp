@@ -109,6 +109,17 @@ private:
     if (fn == "sqrt") return b.create<math::SqrtOp>(l, toFloat(args[0], l));
     if (fn == "rsqrt") return b.create<math::RsqrtOp>(l, toFloat(args[0], l));
     if (fn == "tanh") return b.create<math::TanhOp>(l, toFloat(args[0], l));
+    if (fn == "floor") return b.create<math::FloorOp>(l, toFloat(args[0], l));
+    if (fn == "ceil") return b.create<math::CeilOp>(l, toFloat(args[0], l));
+    if (fn == "log2") return b.create<math::Log2Op>(l, toFloat(args[0], l));
+    if (fn == "float") return toFloat(args[0], l);
+    if (fn == "int") {
+      if (!args[0].getType().isF32())
+        return args[0];
+      // fptosi truncates toward zero, as int(x) does; ints are index here.
+      Value i32 = b.create<arith::FPToSIOp>(l, b.getI32Type(), args[0]);
+      return b.create<arith::IndexCastOp>(l, b.getIndexType(), i32);
+    }
     if (fn == "abs") {
       if (args[0].getType().isF32())
         return b.create<math::AbsOp>(l, args[0]);

@@ -262,6 +262,38 @@ TEST_P(Features, ExpressionBias) {
   expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
 }
 
+// T5's relative_position_bucket (Hugging Face's, bidirectional) in float64.
+int t5Bucket(int relative) {
+  int bucket = relative > 0 ? 16 : 0, n = std::abs(relative);
+  if (n < 8)
+    return bucket + n;
+  int large = 8 + (int)(std::log2(n / 8.0) / 3 * 8);
+  return bucket + std::min(large, 15);
+}
+
+TEST_P(Features, ExpressionT5Buckets) {
+  Plain t(s, rng);
+  Vec rel = uniform(32 * 2, rng);
+  ASSERT_EQ(expr_t5_buckets_run(t.q.data(), t.k.data(), t.v.data(), rel.data(), t.out.data(),
+                                s.B, s.Lq, s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk};
+  p.bias = [&](const At &a) { return rel[t5Bucket(a.j - a.i) * 2 + a.h]; };
+  expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
+}
+
+TEST_P(Features, ExpressionRoundingFunctions) {
+  Plain t(s, rng);
+  ASSERT_EQ(expr_rounding_run(t.q.data(), t.k.data(), t.v.data(), t.out.data(), s.B, s.Lq, s.Lk),
+            0);
+  Problem p{s.B, 2, 2, 8, 8, s.Lq, s.Lk, 1 / std::sqrt(8.0)};
+  p.bias = [](const At &a) {
+    return std::floor(a.j / 3.0) * 0.125 - std::ceil(a.ip / 4.0) * 0.0625 +
+           std::trunc(-2.7) * 0.01 * a.j + std::trunc(1.9f * a.j) * 0.03;
+  };
+  expectClose("out", t.out, attention(p, widen(t.q), widen(t.k), widen(t.v)).out, 1e-4, name(s));
+}
+
 TEST_P(Features, ExpressionIntervalMask) {
   Plain t(s, rng);
   std::vector<int32_t> lens;

@@ -25,8 +25,9 @@ bool isTranslatable(Operation &op) {
              arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::NegFOp,
              arith::MinSIOp, arith::MaxSIOp, arith::MinFOp, arith::MaxFOp, arith::CmpIOp,
              arith::CmpFOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::IndexCastOp,
-             arith::SIToFPOp, math::ExpOp, math::LogOp, math::SqrtOp, math::RsqrtOp,
-             math::TanhOp, math::AbsOp, SelectOp, attn::SizeOp, attn::ReadOp, attn::YieldOp>(op);
+             arith::SIToFPOp, arith::FPToSIOp, math::ExpOp, math::LogOp, math::SqrtOp,
+             math::RsqrtOp, math::TanhOp, math::AbsOp, math::FloorOp, math::CeilOp,
+             math::Log2Op, SelectOp, attn::SizeOp, attn::ReadOp, attn::YieldOp>(op);
 }
 
 /// True when `v` is |y|: the constant |c| for a constant y = c, or MLIRGen's
@@ -168,6 +169,10 @@ private:
     if (isa<arith::XOrIOp>(op)) return binary(Node::Xor); // on i1 only
     if (isa<arith::IndexCastOp>(op)) return x(0);            // int is 32-bit
     if (isa<arith::SIToFPOp>(op)) return unary(Node::ToFloat);
+    if (isa<arith::FPToSIOp>(op)) return unary(Node::ToInt);
+    if (isa<math::FloorOp>(op)) return unary(Node::Floor);
+    if (isa<math::CeilOp>(op)) return unary(Node::Ceil);
+    if (isa<math::Log2Op>(op)) return unary(Node::Log2);
     if (isa<math::ExpOp>(op)) return unary(Node::Exp);
     if (isa<math::LogOp>(op)) return unary(Node::Log);
     if (isa<math::SqrtOp>(op)) return unary(Node::Sqrt);

@@ -68,7 +68,8 @@ def Attn_BiasOp : Attn_Op<"bias", [NoSideEffect, AllTypesMatch<["input", "result
                                    Attn_NamesRegionArgs]> {
   let summary = "adds a position-dependent bias to the scores";
   let description = [{
-    `alibi` adds `-m_h * (ip - j)` with `m_h = 2^(-8 (h + 1) / H)`. `custom`
+    `alibi` adds `-m_h * (ip - j)` with the ALiBi reference slopes
+    (`alibiSlope()`: `2^(-8 (h + 1) / H)` for H a power of two). `custom`
     adds the f32 its `body` region yields; block arguments
     `(b, h, i, j, g, ip : index)`; declared inputs it reads are `inputs`.
   }];

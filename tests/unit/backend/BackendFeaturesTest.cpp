@@ -76,6 +76,19 @@ struct Qkv {
   }
 };
 
+// The slopes BLOOM's checkpoints were trained with: get_slopes(12) of the
+// ALiBi paper's code is get_slopes(8) followed by get_slopes(16)[0::2][:4].
+TEST(BackendFeatures, AlibiSlopesAreThoseOfTheReferenceCode) {
+  const double s12[12] = {0.5,       0.25,      0.125,     0.0625,    0.03125,   0.015625,
+                          0.0078125, 0.00390625, 0.70710678, 0.35355339, 0.17677670, 0.08838835};
+  for (int h = 0; h < 12; ++h)
+    EXPECT_NEAR(alibiSlope(h, 12), s12[h], 1e-8) << "head " << h;
+  for (int h = 0; h < 8; ++h) // a power of two: 2^(-8 (h + 1) / H)
+    EXPECT_DOUBLE_EQ(alibiSlope(h, 8), std::pow(2.0, -(h + 1.0)));
+  EXPECT_NEAR(alibiSlope(5, 6), std::pow(2.0, -3.0), 1e-12); // 4 of 4, then 0 and 2 of 8: 2^-1, 2^-3
+  EXPECT_DOUBLE_EQ(alibiSlope(0, 1), 1.0 / 256);
+}
+
 TEST(BackendFeatures, CustomScoreBiasMaskMatchBuiltins) {
   std::mt19937 rng(3);
   Qkv t(rng);

@@ -179,6 +179,10 @@ std::vector<Case> cases() {
   capped.softcap = 2.0;
   capped.bias = BiasKind::Alibi;
   all.push_back(capped);
+  // 12 heads: not a power of two, where ALiBi's slopes interleave (BLOOM).
+  Case alibi12 = make("alibi_12_heads", ScoreKind::ScaledDot, {MaskKind::Causal}, 12, 4, 16);
+  alibi12.bias = BiasKind::Alibi;
+  all.push_back(alibi12);
   Case window = make("window_5", ScoreKind::ScaledDot, {MaskKind::Window}, 2, 2, 16);
   window.window = 5;
   window.lse = true;

@@ -51,7 +51,7 @@ RefOutputs referenceAttention(const halide_backend::KernelDesc &spec, double sca
           if (spec.softcap)
             v = *spec.softcap * std::tanh(v / *spec.softcap);
           if (spec.bias == BiasKind::Alibi)
-            v += -std::pow(2.0, -8.0 * (h + 1) / s.H) * (double)(ip - j);
+            v += -alibiSlope(h, s.H) * (double)(ip - j);
           bool visible = true;
           for (const halide_backend::MaskTermDesc &t : spec.masks) {
             switch (t.kind) {
