@@ -40,6 +40,8 @@ const char *toString(BinaryOp op) {
   case BinaryOp::Ne: return "!=";
   case BinaryOp::And: return "and";
   case BinaryOp::Or: return "or";
+  case BinaryOp::MaskAnd: return "&";
+  case BinaryOp::MaskOr: return "|";
   }
   return "?";
 }

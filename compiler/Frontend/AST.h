@@ -46,7 +46,9 @@ enum class ExprKind {
 };
 
 enum class UnaryOp { Neg, Not };
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+/// MaskAnd / MaskOr are `&` / `|` between the terms of `mask` (LANGUAGE.md
+/// 9.3), never inside an expression.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, MaskAnd, MaskOr };
 
 /// Value types of expressions after Sema.
 enum class ExprType { Unknown, Int, Float, Bool };
@@ -140,7 +142,7 @@ struct SizeSpec {
 struct MaskTerm {
   MaskKind kind;
   SourceLoc loc;
-  int64_t window = 0; // Window
+  int64_t width = 0;  // W of window(W), S of sink(S)
   SharedExpr expr;    // Custom: boolean expression
 };
 
@@ -167,7 +169,11 @@ struct KernelSpec {
   BiasKind bias = BiasKind::None;
   SharedExpr biasExpr; // Custom
 
-  std::vector<MaskTerm> masks; // conjunction; empty means every key is visible
+  std::vector<MaskTerm> masks; // empty means every key is visible
+  /// With '|': the mask in disjunctive normal form, each group the indices
+  /// of `masks` that must all hold (a key is visible when some group holds).
+  /// Empty: one group of every term (their conjunction).
+  std::vector<std::vector<int>> maskGroups;
 
   ProjectKind project = ProjectKind::None;
   int64_t modelDim = 0;

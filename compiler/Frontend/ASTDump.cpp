@@ -128,15 +128,10 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   field("bias", toString(spec.bias));
   if (spec.biasExpr)
     dumpExpr(*spec.biasExpr, 4, os);
-  std::string mask;
-  for (const MaskTerm &term : spec.masks) {
-    if (!mask.empty())
-      mask += " & ";
-    mask += toString(term.kind);
-    if (term.kind == MaskKind::Window)
-      mask += "(" + std::to_string(term.window) + ")";
-  }
-  field("mask", mask.empty() ? "none" : mask);
+  std::vector<std::string> terms;
+  for (const MaskTerm &term : spec.masks)
+    terms.push_back(builtinMaskText(term.kind, term.width));
+  field("mask", maskFormulaText(terms, spec.maskGroups));
   for (const MaskTerm &term : spec.masks) {
     os << "    term " << toString(term.kind) << " " << formatLoc(term.loc) << "\n";
     if (term.expr)

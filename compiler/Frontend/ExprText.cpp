@@ -10,6 +10,8 @@ namespace {
 /// groups them (or < and < comparisons < + - < * / %).
 int precedence(BinaryOp op) {
   switch (op) {
+  case BinaryOp::MaskOr: return -1;
+  case BinaryOp::MaskAnd: return 0;
   case BinaryOp::Or: return 1;
   case BinaryOp::And: return 2;
   case BinaryOp::Add:

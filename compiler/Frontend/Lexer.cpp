@@ -127,7 +127,10 @@ Token Lexer::next() {
                          "or a single '&' to join masks");
     return single(TokenKind::Amp);
   case '|':
-    return misspelt(peek(1) == '|' ? 2 : 1, "'|' is not an operator: use 'or'");
+    if (peek(1) == '|')
+      return misspelt(2, "'||' is not an operator: use 'or' in expressions, "
+                         "or a single '|' to join masks");
+    return single(TokenKind::Pipe);
   case '=':
     return peek(1) == '=' ? twoChar(TokenKind::EqualEqual) : single(TokenKind::Equal);
   case '<':

@@ -251,9 +251,17 @@ bool Parser::parseFieldValue(FieldAST &field) {
                       describeToken(tok_));
     return false;
   }
+  // In `mask`, '&' and '|' are operators of the value (with parentheses
+  // grouping them); elsewhere '&' separates values, for a better message.
+  maskValue_ = field.name == "mask";
   field.value = parseExpr();
+  maskValue_ = false;
   if (!field.value)
     return false;
+  if (tok_.is(TokenKind::Pipe)) {
+    errorAt(tok_, "'|' joins masks and is only allowed in 'mask'");
+    return false;
+  }
   while (tok_.is(TokenKind::Comma) || tok_.is(TokenKind::Amp)) {
     char separator = tok_.is(TokenKind::Comma) ? ',' : '&';
     if (field.separator && field.separator != separator) {
@@ -447,6 +455,8 @@ std::optional<BinaryOp> binaryOpFor(TokenKind kind, const BinaryLevel &level) {
   return std::nullopt;
 }
 
+const BinaryLevel kMaskOrLevel = {{{TokenKind::Pipe, BinaryOp::MaskOr}}, true};
+const BinaryLevel kMaskAndLevel = {{{TokenKind::Amp, BinaryOp::MaskAnd}}, true};
 const BinaryLevel kOrLevel = {{{TokenKind::KwOr, BinaryOp::Or}}, true};
 const BinaryLevel kAndLevel = {{{TokenKind::KwAnd, BinaryOp::And}}, true};
 const BinaryLevel kComparisonLevel = {
@@ -487,8 +497,16 @@ ExprPtr Parser::parseBinary(const BinaryLevel &level, ExprPtr (Parser::*operand)
   return lhs;
 }
 
-/// expr := orExpr
-ExprPtr Parser::parseExpr() { return parseOr(); }
+/// expr := orExpr, or in the value of `mask`: maskUnion
+ExprPtr Parser::parseExpr() { return maskValue_ ? parseMaskUnion() : parseOr(); }
+
+/// maskUnion := maskIntersection ('|' maskIntersection)*
+ExprPtr Parser::parseMaskUnion() {
+  return parseBinary(kMaskOrLevel, &Parser::parseMaskIntersection);
+}
+
+/// maskIntersection := orExpr ('&' orExpr)*    ('&' binds tighter than '|')
+ExprPtr Parser::parseMaskIntersection() { return parseBinary(kMaskAndLevel, &Parser::parseOr); }
 
 /// orExpr := andExpr ('or' andExpr)*
 ExprPtr Parser::parseOr() { return parseBinary(kOrLevel, &Parser::parseAnd); }

@@ -53,6 +53,8 @@ private:
 
   // Expressions.
   ExprPtr parseExpr();
+  ExprPtr parseMaskUnion();
+  ExprPtr parseMaskIntersection();
   ExprPtr parseOr();
   ExprPtr parseAnd();
   ExprPtr parseNot();
@@ -77,6 +79,7 @@ private:
   unsigned depth_ = 0;   // recursion depth of the expression parser
   unsigned nodes_ = 0;   // nodes in the current field value
   bool limitReported_ = false; // depth / size limit reported for this value
+  bool maskValue_ = false; // parsing `mask`: '&' and '|' join terms, '(' groups them
 };
 
 /// How a message names what was found: `'foo'`, `end of line`, ...

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -284,6 +285,11 @@ private:
   }
 
   bool maskTerm(const Expr &term, SourceLoc start, std::map<MaskKind, SourceLoc> &seen);
+  bool maskWidth(const Expr &term, MaskTerm &result);
+  using MaskGroups = std::vector<std::vector<int>>;
+  std::optional<MaskGroups> maskGroups(const Expr &e, std::map<MaskKind, SourceLoc> &seen);
+  bool maskHasUnion_ = false; // the mask has '|': a repeated term is the same term
+  int lastMaskTerm_ = -1;     // the index in spec_.masks of the last term resolved
 
   const KernelAST &kernel_;
   DiagnosticEngine &diag_;
@@ -554,22 +560,43 @@ bool KernelSema::resolveBias(const FieldAST *f) {
 }
 
 /// One term of a mask conjunction.
+/// Where an expression starts in the source (a binary node sits at its operator).
+static SourceLoc startLoc(const Expr &e) {
+  return e.kind == ExprKind::Binary ? startLoc(*e.operands[0]) : e.loc;
+}
+
+/// `NAME(N)` of a built-in term that takes an integer (window(W), sink(S)).
+bool KernelSema::maskWidth(const Expr &term, MaskTerm &result) {
+  const char *what = result.kind == MaskKind::Window ? "'window(W)' takes one integer width W"
+                                                     : "'sink(S)' takes one integer count S";
+  const Expr *w = term.operands.size() == 1 ? term.operands[0].get() : nullptr;
+  if (!w || !w->argName.empty() || w->kind != ExprKind::IntLit || w->intValue < 1 ||
+      w->intValue > limits::kMaxSeq) {
+    diag_.error(w ? w->loc : term.loc,
+                std::string(what) + " between 1 and " + std::to_string(limits::kMaxSeq));
+    return false;
+  }
+  result.width = w->intValue;
+  return true;
+}
+
 bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
                           std::map<MaskKind, SourceLoc> &seen) {
   ExprScope exprScope = scope(ExprContext::Mask, "mask");
-  static const std::vector<std::string> words = {"none", "causal", "valid_len", "window",
-                                                 "input"};
+  static const std::vector<std::string> words = {"none",   "causal",      "valid_len",
+                                                 "window", "sink",        "prefix",
+                                                 "input",  "key_padding"};
   MaskTerm result;
   result.loc = start;
+  std::optional<MaskKind> builtin = parseMaskKind(term.name);
+  bool named = builtin && *builtin != MaskKind::Custom;
   if (term.kind == ExprKind::Name && !isExpressionName(term.name, exprScope)) {
-    if (term.name == "causal") {
-      result.kind = MaskKind::Causal;
-    } else if (term.name == "valid_len") {
-      result.kind = MaskKind::ValidLen;
-    } else if (term.name == "input") {
-      result.kind = MaskKind::Input;
-    } else if (term.name == "window") {
-      diag_.error(term.loc, "'window' needs its width: 'window(W)'");
+    if (named && !kindInfo(*builtin).widthAttr) {
+      result.kind = *builtin;
+    } else if (named) {
+      diag_.error(term.loc, quote(term.name) + " needs its " +
+                                (*builtin == MaskKind::Window ? "width: 'window(W)'"
+                                                              : "count: 'sink(S)'"));
       return false;
     } else if (term.name == "none") {
       diag_.error(term.loc, "'none' cannot be combined with other masks");
@@ -579,17 +606,10 @@ bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
                                 acceptedForms("mask") + didYouMean(term.name, words));
       return false;
     }
-  } else if (term.kind == ExprKind::Call && term.name == "window") {
-    const Expr *w = term.operands.size() == 1 ? term.operands[0].get() : nullptr;
-    if (!w || !w->argName.empty() || w->kind != ExprKind::IntLit || w->intValue < 1 ||
-        w->intValue > limits::kMaxSeq) {
-      diag_.error(w ? w->loc : term.loc,
-                  "'window(W)' takes one integer width W between 1 and " +
-                      std::to_string(limits::kMaxSeq));
+  } else if (term.kind == ExprKind::Call && named && kindInfo(*builtin).widthAttr) {
+    result.kind = *builtin;
+    if (!maskWidth(term, result))
       return false;
-    }
-    result.kind = MaskKind::Window;
-    result.window = w->intValue;
   } else {
     ExprPtr expr = term.clone();
     ExprType type = checkExpr(*expr, exprScope, diag_);
@@ -607,6 +627,14 @@ bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
   if (result.kind != MaskKind::Custom) {
     auto [it, inserted] = seen.insert({result.kind, term.loc});
     if (!inserted) {
+      // The same term again (`(causal & window(8)) | (causal & sink(4))`)
+      // is the same term; a second, different one of a kind is an error.
+      for (size_t n = 0; n < spec_.masks.size(); ++n)
+        if (spec_.masks[n].kind == result.kind && spec_.masks[n].width == result.width &&
+            maskHasUnion_) {
+          lastMaskTerm_ = (int)n;
+          return true;
+        }
       diag_.error(term.loc, std::string("mask '") + toString(result.kind) +
                                 "' appears twice");
       diag_.note(it->second, "first defined here");
@@ -614,7 +642,43 @@ bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
     }
   }
   spec_.masks.push_back(std::move(result));
+  lastMaskTerm_ = (int)spec_.masks.size() - 1;
   return true;
+}
+
+/// The groups (disjunctive normal form) of the mask formula `e`, its terms
+/// appended to spec_.masks in source order: a | b is the groups of a then
+/// of b; a & b every group of a joined with every group of b.
+std::optional<KernelSema::MaskGroups> KernelSema::maskGroups(const Expr &e,
+                                                             std::map<MaskKind, SourceLoc> &seen) {
+  bool isAnd = e.kind == ExprKind::Binary && e.binaryOp == BinaryOp::MaskAnd;
+  bool isOr = e.kind == ExprKind::Binary && e.binaryOp == BinaryOp::MaskOr;
+  if (!isAnd && !isOr) {
+    if (!maskTerm(e, startLoc(e), seen))
+      return std::nullopt;
+    return MaskGroups{{lastMaskTerm_}};
+  }
+  std::optional<MaskGroups> lhs = maskGroups(*e.operands[0], seen);
+  std::optional<MaskGroups> rhs = maskGroups(*e.operands[1], seen);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  MaskGroups groups;
+  if (isOr) {
+    groups = std::move(*lhs);
+    groups.insert(groups.end(), rhs->begin(), rhs->end());
+  } else {
+    for (const std::vector<int> &a : *lhs)
+      for (const std::vector<int> &b : *rhs) {
+        groups.push_back(a);
+        groups.back().insert(groups.back().end(), b.begin(), b.end());
+      }
+  }
+  if (groups.size() > (size_t)kMaxMaskGroups) {
+    diag_.error(e.loc, "this mask has more than " + std::to_string(kMaxMaskGroups) +
+                           " alternatives once '&' is distributed over '|'; simplify it");
+    return std::nullopt;
+  }
+  return groups;
 }
 
 bool KernelSema::resolveMask(const FieldAST *f) {
@@ -629,10 +693,19 @@ bool KernelSema::resolveMask(const FieldAST *f) {
   if (first.kind == ExprKind::Name && first.name == "none" && f->moreValues.empty())
     return true;
   std::map<MaskKind, SourceLoc> seen;
-  bool ok = maskTerm(first, f->valueLoc, seen);
-  for (size_t n = 0; n < f->moreValues.size(); ++n)
-    ok &= maskTerm(*f->moreValues[n], f->moreValueLocs[n], seen);
-  return ok;
+  std::function<bool(const Expr &)> hasUnion = [&](const Expr &e) {
+    if (e.kind != ExprKind::Binary)
+      return false;
+    return e.binaryOp == BinaryOp::MaskOr || hasUnion(*e.operands[0]) ||
+           hasUnion(*e.operands[1]);
+  };
+  maskHasUnion_ = hasUnion(first);
+  std::optional<MaskGroups> groups = maskGroups(first, seen);
+  if (!groups)
+    return false;
+  if (groups->size() > 1)
+    spec_.maskGroups = std::move(*groups);
+  return true;
 }
 
 void KernelSema::checkCrossFieldRules() {
@@ -737,8 +810,8 @@ const FieldInfo kFields[] = {
     {"softcap", "a positive constant such as 30 or 50.0", &KernelSema::resolveSoftcap},
     {"bias", "one of: none, alibi, or an expression", &KernelSema::resolveBias},
     {"mask",
-     "one of: none, causal, valid_len, window(W), input, a boolean expression, or several "
-     "joined by '&'",
+     "one of: none, causal, window(W), sink(S), valid_len, prefix, key_padding, input, a "
+     "boolean expression, or several joined by '&' and '|'",
      &KernelSema::resolveMask},
 };
 const size_t kNumFields = sizeof(kFields) / sizeof(kFields[0]);

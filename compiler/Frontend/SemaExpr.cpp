@@ -213,7 +213,7 @@ private:
                                   : ""));
     if (name == "q" || name == "k")
       return fail(e.loc, quote(name) + " can only be used as 'dot(q, k)' in 'score'");
-    if (name == "causal" || name == "valid_len" || name == "input" || name == "window")
+    if (parseMaskKind(name) && name != "custom")
       return fail(e.loc, "built-in mask " + quote(name) +
                              " cannot be used inside an expression; join masks with '&' "
                              "(e.g. 'mask = causal & j < lens[b]')");
@@ -307,7 +307,7 @@ private:
       std::string suggestion = closestMatch(e.name, functionNames());
       message += suggestion.empty() ? " (functions: " + joinList(functionNames()) + ")"
                                     : "; did you mean '" + suggestion + "'?";
-      if (e.name == "window" || e.name == "additive")
+      if (e.name == "window" || e.name == "sink" || e.name == "additive")
         message = quote(e.name) + " cannot be used inside an expression";
       return fail(e.loc, message);
     }
@@ -389,6 +389,10 @@ private:
   }
 
   ExprType visitBinary(Expr &e) {
+    if (e.binaryOp == BinaryOp::MaskAnd || e.binaryOp == BinaryOp::MaskOr)
+      return fail(e.loc, std::string("'") + toString(e.binaryOp) +
+                             "' joins mask terms and cannot be used inside an expression; use '" +
+                             (e.binaryOp == BinaryOp::MaskAnd ? "and" : "or") + "'");
     Expr &lhs = *e.operands[0], &rhs = *e.operands[1];
     ExprType a = check(lhs), b = check(rhs);
     if (a == ExprType::Unknown || b == ExprType::Unknown)
@@ -519,6 +523,8 @@ private:
     case BinaryOp::Ne: v = a != b; break;
     case BinaryOp::And: v = (a != 0) && (b != 0); break;
     case BinaryOp::Or: v = (a != 0) || (b != 0); break;
+    case BinaryOp::MaskAnd:
+    case BinaryOp::MaskOr: return false; // rejected by the type check
     }
     return true;
   }
@@ -580,7 +586,9 @@ const std::vector<std::string> &reservedInputNames() {
     for (const char *arg : {"s", "q", "k", "v", "out", "weights", "lse", "x", "x_q", "x_kv",
                             "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
                             "score_w", "score_wq", "score_wk", "score_wv", "valid_len",
-                            "mask", "input", "causal", "window", "alibi", "none", "N"})
+                            "mask", "input", "causal", "window", "sink", "prefix",
+                            "key_padding", "prefix_len", "key_padding_mask", "alibi", "none",
+                            "N"})
       n.push_back(arg);
     return n;
   }();

@@ -44,6 +44,7 @@ const TokenInfo kTokenTable[] = {
     {TokenKind::Slash, "slash", "'/'"},
     {TokenKind::Percent, "percent", "'%'"},
     {TokenKind::Amp, "amp", "'&'"},
+    {TokenKind::Pipe, "pipe", "'|'"},
     {TokenKind::Less, "less", "'<'"},
     {TokenKind::LessEqual, "less_equal", "'<='"},
     {TokenKind::Greater, "greater", "'>'"},

@@ -45,6 +45,7 @@ enum class TokenKind {
   Slash,
   Percent,
   Amp,
+  Pipe,
   Less,
   LessEqual,
   Greater,

@@ -133,7 +133,8 @@ private:
     // Larger key blocks amortize the per-block rescaling of the state; with
     // an interval mask, smaller ones waste less work on the diagonal.
     bool skipsBlocks = spec.hasMask(MaskKind::Causal) || spec.hasMask(MaskKind::Window) ||
-                       spec.hasMask(MaskKind::ValidLen) ||
+                       spec.hasMask(MaskKind::ValidLen) || spec.hasMask(MaskKind::Sink) ||
+                       spec.hasMask(MaskKind::Prefix) ||
                        config.interval.hi.kind != KeyBound::None ||
                        config.interval.lo.kind != KeyBound::None;
     f.blockK = skipsBlocks ? 64 : 128;

@@ -39,7 +39,7 @@ struct KeyInterval {
 /// One mask term of the conjunction.
 struct MaskTermDesc {
   MaskKind kind = MaskKind::Causal;
-  int64_t window = 0; // Window
+  int64_t width = 0;  // W of window(W), S of sink(S)
   ExprGraph expr;     // Custom (expr.source: the term's text in the mask field)
 };
 
@@ -69,7 +69,10 @@ struct KernelDesc {
   int64_t additiveHidden = 0;     // additive(hidden = N)
   std::optional<double> softcap;
   BiasKind bias = BiasKind::None;
-  std::vector<MaskTermDesc> masks; // ANDed; empty: every key is visible
+  std::vector<MaskTermDesc> masks; // empty: every key is visible
+  /// Disjunctive normal form: a key is visible when every term of some group
+  /// sees it. Empty: one group of all terms (their conjunction).
+  std::vector<std::vector<int>> maskGroups;
 
   ProjectKind project = ProjectKind::None;
   int64_t modelDim = 0;

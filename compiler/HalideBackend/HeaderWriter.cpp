@@ -38,21 +38,11 @@ std::string customText(const char *kind, const ExprGraph &expr) {
 }
 
 std::string masksText(const KernelDesc &spec) {
-  if (spec.masks.empty())
-    return "none";
-  std::string text;
-  for (const MaskTermDesc &m : spec.masks) {
-    if (!text.empty())
-      text += " & ";
-    if (m.kind == MaskKind::Custom) {
-      text += customText("custom", m.expr);
-      continue;
-    }
-    text += toString(m.kind);
-    if (m.kind == MaskKind::Window)
-      text += "(" + std::to_string(m.window) + ")";
-  }
-  return text;
+  std::vector<std::string> terms;
+  for (const MaskTermDesc &m : spec.masks)
+    terms.push_back(m.kind == MaskKind::Custom ? customText("custom", m.expr)
+                                               : builtinMaskText(m.kind, m.width));
+  return maskFormulaText(terms, spec.maskGroups);
 }
 
 std::string dimsText(const DeclaredInput &input) {

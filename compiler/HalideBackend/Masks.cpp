@@ -1,9 +1,11 @@
 //===- Masks.cpp - Which keys a query sees --------------------------------===//
 //
-// docs/language.md §4's masks (`mask`) in Halide: each term's element test (ANDed),
-// and, for interval terms (causal, window, valid_len and the interval handed
-// down by attn-analyze-mask), a conservative test of whether a key block can
-// hold any visible key of a query tile, so the key-block loop skips it.
+// docs/language.md §4 and LANGUAGE.md 9.3 masks in Halide: each term's
+// element test and, for terms that bound the keys (causal, window, sink,
+// valid_len, prefix, and the interval handed down by attn-analyze-mask), a
+// conservative test of whether a key block can hold any visible key of a
+// query tile, so the key-block loop skips it. Terms combine as the kernel's
+// groups say: a conjunction, or a union of conjunctions.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AlgorithmParts.h"
@@ -30,11 +32,16 @@ Expr boundValue(const KeyBound &bound, const Expr &ip, const Expr &validLen) {
 }
 } // namespace
 
+namespace {
+/// One term's element test and, when it has one, its key-block test.
+struct TermTests {
+  Expr visible, blockVisible;
+};
+} // namespace
+
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   AlgorithmFuncs &f = in.f;
   const AttentionConfig &config = in.config;
-  Expr visible = Halide::Internal::const_true();
-  Expr blockVisible;
   BlockRange r;
   Expr off = f.Lk - f.Lq;
   r.jMin = f.kb * f.blockK;
@@ -54,35 +61,86 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     validLenEnv = vl(env.b);
   }
 
+  std::vector<TermTests> terms;
   for (const MaskTermDesc &term : config.kernel.masks) {
+    TermTests t;
     switch (term.kind) {
     case MaskKind::Causal:
-      visible = visible && env.j <= env.ip;
-      andWith(blockVisible, r.jMin <= r.ipMax);
+      t.visible = env.j <= env.ip;
+      t.blockVisible = r.jMin <= r.ipMax;
       break;
     case MaskKind::Window: {
-      Expr w = Expr((int32_t)term.window);
-      visible = visible && env.j <= env.ip && env.j > env.ip - w;
-      andWith(blockVisible, r.jMin <= r.ipMax && r.jMax > r.ipMin - w);
+      Expr w = Expr((int32_t)term.width);
+      t.visible = env.j <= env.ip && env.j > env.ip - w;
+      t.blockVisible = r.jMin <= r.ipMax && r.jMax > r.ipMin - w;
+      break;
+    }
+    case MaskKind::Sink: {
+      Expr sinks = Expr((int32_t)term.width);
+      // Compared unsigned: Halide trims a Func's footprint by a select's
+      // condition on j, and j < S alone would give the score loop a
+      // non-constant extent it cannot unroll (j >= 0 here, so it is exact).
+      t.visible = cast<uint32_t>(env.j) < cast<uint32_t>(sinks);
+      t.blockVisible = r.jMin < sinks;
       break;
     }
     case MaskKind::ValidLen:
-      visible = visible && env.j < validLenEnv;
-      andWith(blockVisible, r.jMin < validLenB);
+      t.visible = env.j < validLenEnv;
+      t.blockVisible = r.jMin < validLenB;
       break;
+    case MaskKind::Prefix: {
+      ImageParam prefix = in.param("prefix_len"); // i32 [B]
+      t.visible = env.j < prefix(env.b);
+      t.blockVisible = r.jMin < prefix(f.b);
+      break;
+    }
+    case MaskKind::KeyPadding: {
+      ImageParam padding = in.param("key_padding_mask"); // u8 [B, Lk], nonzero = padding
+      t.visible = padding(clamp(env.j, 0, f.Lk - 1), env.b) == cast<uint8_t>(0);
+      break;
+    }
     case MaskKind::Input: {
       ImageParam mask = in.param("mask"); // u8 [B, Lq, Lk]
       Expr ci = clamp(env.i, 0, f.Lq - 1), cj = clamp(env.j, 0, f.Lk - 1);
-      visible = visible && mask(cj, ci, env.b) != cast<uint8_t>(0);
+      t.visible = mask(cj, ci, env.b) != cast<uint8_t>(0);
       break;
     }
     case MaskKind::Custom:
       if (!term.expr.defined())
         throw BackendError("kernel '" + config.name + "': custom mask term without an expression");
-      visible = visible && buildExpr(term.expr, env);
+      t.visible = buildExpr(term.expr, env);
       break;
     }
+    terms.push_back(t);
   }
+
+  // A conjunction, or a union of conjunctions (groups): a key block is
+  // visited when some group's terms can all see some key of it; a group
+  // with no block test makes every block count.
+  std::vector<std::vector<int>> groups = config.kernel.maskGroups;
+  if (groups.empty()) {
+    groups.emplace_back();
+    for (size_t n = 0; n < terms.size(); ++n)
+      groups.back().push_back((int)n);
+  }
+  Expr visible, blockVisible;
+  bool everyBlock = false;
+  for (const std::vector<int> &group : groups) {
+    Expr groupVisible = Halide::Internal::const_true(), groupBlock;
+    for (int n : group) {
+      const TermTests &t = terms.at((size_t)n);
+      groupVisible = groupVisible && t.visible;
+      if (t.blockVisible.defined())
+        andWith(groupBlock, t.blockVisible);
+    }
+    visible = visible.defined() ? (visible || groupVisible) : groupVisible;
+    if (!groupBlock.defined())
+      everyBlock = true;
+    else
+      blockVisible = blockVisible.defined() ? (blockVisible || groupBlock) : groupBlock;
+  }
+  if (everyBlock)
+    blockVisible = Expr();
 
   // The interval computed by the dialect passes can only narrow the blocks.
   const KeyInterval &iv = config.interval;

@@ -14,13 +14,17 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnc {
 
 enum class ScoreKind { Dot, ScaledDot, General, Additive, Custom, Cosine };
 enum class BiasKind { None, Alibi, Custom };
-enum class MaskKind { Causal, ValidLen, Window, Input, Custom };
+// Mask kinds with a tensor come in the order of their arguments (LANGUAGE.md
+// 9.8: valid_len, prefix_len, key_padding_mask, mask).
+enum class MaskKind { Causal, ValidLen, Prefix, KeyPadding, Window, Sink, Input, Custom };
 enum class ProjectKind { None, SelfQKV, QKV, QKVOut, SelfQKVOut };
 enum class PositionalKind { None, Sinusoidal };
 enum class Layout { BHSD, BSHD };
@@ -50,7 +54,10 @@ inline const char *toString(MaskKind kind) {
   switch (kind) {
   case MaskKind::Causal: return "causal";
   case MaskKind::ValidLen: return "valid_len";
+  case MaskKind::Prefix: return "prefix";
+  case MaskKind::KeyPadding: return "key_padding";
   case MaskKind::Window: return "window";
+  case MaskKind::Sink: return "sink";
   case MaskKind::Input: return "input";
   case MaskKind::Custom: return "custom";
   }
@@ -152,19 +159,24 @@ struct MaskKindInfo {
   bool hasInput;
   KindTensor input;
   const char *inputType; // "i32" or "u8"
-  /// Written `NAME(W)`; the IR carries `window`.
-  bool takesWindow;
+  /// Written `NAME(N)` with an integer N >= 1; the attribute of attn.mask
+  /// (and attn.attention) that carries N: "window" or "sink".
+  const char *widthAttr;
   /// An expression (a region in the IR), not a name.
   bool isExpression;
 };
 
 /// One row per MaskKind, in enum order.
 inline constexpr MaskKindInfo kMaskKinds[] = {
-    {MaskKind::Causal, false, {}, nullptr, false, false},
-    {MaskKind::ValidLen, true, {"valid_len", {"B"}, 1}, "i32", false, false},
-    {MaskKind::Window, false, {}, nullptr, true, false},
-    {MaskKind::Input, true, {"mask", {"B", "Lq", "Lk"}, 3}, "u8", false, false},
-    {MaskKind::Custom, false, {}, nullptr, false, true},
+    {MaskKind::Causal, false, {}, nullptr, nullptr, false},
+    {MaskKind::ValidLen, true, {"valid_len", {"B"}, 1}, "i32", nullptr, false},
+    {MaskKind::Prefix, true, {"prefix_len", {"B"}, 1}, "i32", nullptr, false},
+    // PyTorch's key_padding_mask: nonzero means padding (hidden).
+    {MaskKind::KeyPadding, true, {"key_padding_mask", {"B", "Lk"}, 2}, "u8", nullptr, false},
+    {MaskKind::Window, false, {}, nullptr, "window", false},
+    {MaskKind::Sink, false, {}, nullptr, "sink", false},
+    {MaskKind::Input, true, {"mask", {"B", "Lq", "Lk"}, 3}, "u8", nullptr, false},
+    {MaskKind::Custom, false, {}, nullptr, nullptr, true},
 };
 
 inline const MaskKindInfo &kindInfo(MaskKind kind) { return kMaskKinds[(int)kind]; }
@@ -180,6 +192,42 @@ constexpr bool tablesInEnumOrder() {
   return true;
 }
 static_assert(tablesInEnumOrder(), "kScoreKinds / kMaskKinds rows must follow the enums");
+
+/// Groups of a mask once '&' is distributed over '|' (LANGUAGE.md 9.3):
+/// the frontend's limit and the range of group numbers in the IR.
+inline constexpr int kMaxMaskGroups = 16;
+
+/// A mask as text from its terms' texts: joined with " & ", or, with groups
+/// (disjunctive normal form, LANGUAGE.md 9.3), "(a & b) | (a & c)".
+inline std::string maskFormulaText(const std::vector<std::string> &terms,
+                                   const std::vector<std::vector<int>> &groups) {
+  auto conjunction = [&](const std::vector<int> &indices, bool parenthesize) {
+    std::string text;
+    for (int n : indices)
+      text += (text.empty() ? "" : " & ") + terms.at((size_t)n);
+    return parenthesize && indices.size() > 1 ? "(" + text + ")" : text;
+  };
+  if (terms.empty())
+    return "none";
+  if (groups.empty()) {
+    std::vector<int> all;
+    for (size_t n = 0; n < terms.size(); ++n)
+      all.push_back((int)n);
+    return conjunction(all, false);
+  }
+  std::string text;
+  for (const std::vector<int> &group : groups)
+    text += (text.empty() ? "" : " | ") + conjunction(group, true);
+  return text;
+}
+
+/// A built-in term's text: its name, and `(N)` when it takes a width.
+inline std::string builtinMaskText(MaskKind kind, long width) {
+  std::string text = toString(kind);
+  if (kindInfo(kind).widthAttr)
+    text += "(" + std::to_string(width) + ")";
+  return text;
+}
 
 inline std::optional<ScoreKind> parseScoreKind(std::string_view name) {
   for (const ScoreKindInfo &row : kScoreKinds)

@@ -125,8 +125,9 @@ private:
     for (const InputAST &input : spec.inputs)
       if (input.name == arg.name)
         return "declared";
-    if (arg.name == "valid_len" || arg.name == "mask")
-      return "mask";
+    for (const MaskKindInfo &mask : kMaskKinds)
+      if (mask.hasInput && arg.name == mask.input.name)
+        return "mask";
     for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv"})
       if (arg.name == data)
         return "data";
@@ -271,16 +272,28 @@ private:
       recordSource(bias.getBody(), exprText(*spec.biasExpr));
       s = bias;
     }
-    for (const MaskTerm &term : spec.masks) {
+    // With '|', each term lists the groups (disjunctive normal form) it is in.
+    std::vector<SmallVector<int64_t>> termGroups(spec.masks.size());
+    for (size_t g = 0; g < spec.maskGroups.size(); ++g)
+      for (int term : spec.maskGroups[g])
+        termGroups[(size_t)term].push_back((int64_t)g);
+    for (size_t n = 0; n < spec.masks.size(); ++n) {
+      const MaskTerm &term = spec.masks[n];
       const MaskKindInfo &kind = kindInfo(term.kind);
       SmallVector<Value> maskInputs;
       if (kind.hasInput)
         maskInputs.push_back(kernel.values.at(kind.input.name));
       if (kind.isExpression && term.expr)
         maskInputs = inputsOf(*term.expr, spec, declared);
+      auto width = [&](const char *attr) {
+        return kind.widthAttr && std::string(kind.widthAttr) == attr
+                   ? builder.getI64IntegerAttr(term.width)
+                   : IntegerAttr();
+      };
       auto mask = builder.create<mlir::attn::MaskOp>(
           loc(term.loc), s.getType(), s, maskInputs, builder.getStringAttr(toString(term.kind)),
-          kind.takesWindow ? builder.getI64IntegerAttr(term.window) : IntegerAttr());
+          width("window"), width("sink"),
+          termGroups[n].empty() ? ArrayAttr() : builder.getI64ArrayAttr(termGroups[n]));
       if (kind.isExpression && term.expr) {
         buildExprRegion(builder, mask.getBody(), *term.expr, /*withDot=*/false,
                         /*boolean=*/true, exprContext);

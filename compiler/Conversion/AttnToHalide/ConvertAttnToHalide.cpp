@@ -159,9 +159,19 @@ static LogicalResult readKinds(attn::AttentionOp op, halide_backend::KernelDesc 
   for (attn::MaskKind kind : op.getMaskKinds()) {
     halide_backend::MaskTermDesc term;
     term.kind = *parseMaskKind(attn::stringifyMaskKind(kind).str());
-    if (kindInfo(term.kind).takesWindow)
-      term.window = (int64_t)op.getWindow().getValueOr(1);
+    if (const char *attr = kindInfo(term.kind).widthAttr)
+      term.width = op->getAttrOfType<IntegerAttr>(attr).getInt(); // verified present
     out.masks.push_back(std::move(term));
+  }
+  if (auto groups = op.getMaskGroups()) {
+    // Per term (the IR) to per group (the back end).
+    for (size_t t = 0; t < groups->size(); ++t)
+      for (Attribute g : (*groups)[t].cast<ArrayAttr>()) {
+        size_t group = (size_t)g.cast<IntegerAttr>().getInt();
+        if (out.maskGroups.size() <= group)
+          out.maskGroups.resize(group + 1);
+        out.maskGroups[group].push_back((int)t);
+      }
   }
   return success();
 }
@@ -193,10 +203,9 @@ static LogicalResult checkNamedArguments(FuncOp func, const halide_backend::Kern
     needed = {"score_w"};
   if (k.score == ScoreKind::Additive)
     needed = {"score_wq", "score_wk", "score_wv"};
-  if (k.hasMask(MaskKind::ValidLen))
-    needed.push_back("valid_len");
-  if (k.hasMask(MaskKind::Input))
-    needed.push_back("mask");
+  for (const MaskKindInfo &mask : kMaskKinds)
+    if (mask.hasInput && k.hasMask(mask.kind))
+      needed.push_back(mask.input.name);
   for (const char *name : needed)
     if (!contract.has(name))
       return func.emitError("kernel '") << func.getName() << "' needs the argument '" << name

@@ -47,7 +47,8 @@ def Attn_ScoreKindAttr : Attn_KindAttr<"ScoreKind", "score function", [
 
 def Attn_MaskKindAttr : Attn_KindAttr<"MaskKind", "built-in or custom mask", [
     StrEnumAttrCase<"causal">, StrEnumAttrCase<"valid_len">,
-    StrEnumAttrCase<"window">, StrEnumAttrCase<"input">,
+    StrEnumAttrCase<"prefix">, StrEnumAttrCase<"key_padding">,
+    StrEnumAttrCase<"window">, StrEnumAttrCase<"sink">, StrEnumAttrCase<"input">,
     StrEnumAttrCase<"custom">]>;
 
 def Attn_BiasKindAttr : StrEnumAttr<"BiasKind", "additive score bias", [

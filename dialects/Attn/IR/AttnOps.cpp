@@ -11,6 +11,7 @@
 #include "dialects/Attn/IR/AttnKinds.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -140,10 +141,59 @@ static LogicalResult verify(MaskOp op) {
     return op.emitOpError("mask '") << stringifyMaskKind(op.getKind()) << "' takes "
                                      << expectedInputs << " input tensors, got "
                                      << op.getInputs().size();
-  if (kind.takesWindow != op.getWindow().hasValue())
-    return op.emitOpError("'window' is required by, and only by, the window mask");
-  if (op.getWindow() && *op.getWindow() < 1)
-    return op.emitOpError("window must be at least 1, got ") << *op.getWindow();
+  for (const char *attr : {"window", "sink"}) {
+    auto width = op->getAttrOfType<IntegerAttr>(attr);
+    bool takes = kind.widthAttr && StringRef(kind.widthAttr) == attr;
+    if (takes != (bool)width)
+      return op.emitOpError("'") << attr << "' is required by, and only by, the " << attr
+                                 << " mask";
+    if (width && width.getInt() < 1)
+      return op.emitOpError(attr) << " must be at least 1, got " << width.getInt();
+  }
+  if (auto groups = op.getGroups()) {
+    if (groups->empty())
+      return op.emitOpError("'groups' must name at least one group");
+    for (Attribute g : *groups)
+      if (g.cast<IntegerAttr>().getInt() < 0 ||
+          g.cast<IntegerAttr>().getInt() >= (int64_t)attnc::kMaxMaskGroups)
+        return op.emitOpError("group numbers must be in [0, ")
+               << attnc::kMaxMaskGroups << "), got " << g.cast<IntegerAttr>().getInt();
+  }
+  return success();
+}
+
+/// `mask_groups` of attn.attention: one non-empty list of group numbers per
+/// term, every group in [0, n) holding some term; a union has at most one
+/// term of each width kind (window, sink), whose width the op carries.
+static LogicalResult verifyMaskGroups(AttentionOp op, ArrayRef<MaskKind> kinds) {
+  if (op.getWindow().hasValue() != llvm::is_contained(kinds, MaskKind::window) ||
+      op.getSink().hasValue() != llvm::is_contained(kinds, MaskKind::sink))
+    return op.emitOpError("'window' and 'sink' are required by, and only by, those masks");
+  auto groups = op.getMaskGroups();
+  if (!groups)
+    return success();
+  if (groups->size() != kinds.size())
+    return op.emitOpError("has ") << kinds.size() << " mask terms but " << groups->size()
+                                  << " entries in 'mask_groups'";
+  if (llvm::count(kinds, MaskKind::window) > 1 || llvm::count(kinds, MaskKind::sink) > 1)
+    return op.emitOpError("a union of masks has at most one window and one sink term");
+  llvm::SmallBitVector used(attnc::kMaxMaskGroups);
+  int64_t numGroups = 0;
+  for (Attribute entry : *groups) {
+    auto list = entry.dyn_cast<ArrayAttr>();
+    if (!list || list.empty())
+      return op.emitOpError("each 'mask_groups' entry must be a non-empty array of groups");
+    for (Attribute g : list) {
+      auto n = g.dyn_cast<IntegerAttr>();
+      if (!n || n.getInt() < 0 || n.getInt() >= (int64_t)attnc::kMaxMaskGroups)
+        return op.emitOpError("group numbers must be integers in [0, ")
+               << attnc::kMaxMaskGroups << ")";
+      used.set(n.getInt());
+      numGroups = std::max(numGroups, n.getInt() + 1);
+    }
+  }
+  if ((int64_t)used.count() != numGroups)
+    return op.emitOpError("mask groups must be numbered 0 to n-1 without gaps");
   return success();
 }
 
@@ -178,12 +228,16 @@ static LogicalResult verify(AttentionOp op) {
            << dim(q, 3) << " differs from key width " << dim(k, 3)
            << "; only the additive score allows that";
   unsigned customMasks = 0;
+  SmallVector<MaskKind> kinds;
   for (Attribute mask : op.getMasks()) {
     auto kind = symbolizeMaskKind(mask.cast<StringAttr>().getValue());
     if (!kind)
       return op.emitOpError("unknown mask kind '") << mask.cast<StringAttr>().getValue() << "'";
     customMasks += kindInfo(*kind).isExpression;
+    kinds.push_back(*kind);
   }
+  if (failed(verifyMaskGroups(op, kinds)))
+    return failure();
   if (op.getMaskBodies().size() != customMasks)
     return op.emitOpError("has ") << customMasks << " custom mask terms but "
                                   << op.getMaskBodies().size() << " mask regions";

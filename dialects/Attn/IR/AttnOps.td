@@ -90,13 +90,23 @@ def Attn_MaskOp : Attn_Op<"mask", [NoSideEffect, AllTypesMatch<["input", "result
   let description = [{
     Entries whose key is not visible are excluded from the softmax. Causal and
     window masks are aligned bottom-right: query row i sits at absolute
-    position `ip = i + (Lk - Lq)`. `valid_len` reads `i32[B]`, `input` reads
-    `u8[B, Lq, Lk]` from `inputs`. `custom` keeps the keys for which its
-    `body` region yields true (i1); block arguments `(b, h, i, j, g, ip :
-    index)`; the declared inputs it reads are `inputs`.
+    position `ip = i + (Lk - Lq)`. `sink` (with `sink = S`) sees `j < S`.
+    `valid_len` (`j < valid_len[b]`) and `prefix` (`j < prefix_len[b]`) read
+    `i32[B]`, `key_padding` (`key_padding_mask[b, j] == 0`) reads `u8[B, Lk]`,
+    `input` reads `u8[B, Lq, Lk]` from `inputs`. `custom` keeps the keys for
+    which its `body` region yields true (i1); block arguments `(b, h, i, j,
+    g, ip : index)`; the declared inputs it reads are `inputs`.
+
+    Unions (`a | b`): a chain of attn.mask ops is their conjunction unless
+    they carry `groups`, the numbers of the groups of a mask in disjunctive
+    normal form that the term belongs to; a key is then visible when, for
+    some group number, every op of the chain listing it sees the key. So
+    `causal & (window(W) | sink(S))` is causal {groups = [0, 1]}, window
+    {groups = [0]}, sink {groups = [1]}.
   }];
   let arguments = (ins Attn_Tensor4D:$input, Variadic<AnyRankedTensor>:$inputs,
-                       Attn_MaskKindAttr:$kind, OptionalAttr<I64Attr>:$window);
+                       Attn_MaskKindAttr:$kind, OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<I64Attr>:$sink, OptionalAttr<I64ArrayAttr>:$groups);
   let results = (outs Attn_Tensor4D:$result);
   let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
@@ -138,7 +148,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
   let summary = "the fused attention the Halide lowering consumes";
   let description = [{
     score -> scale -> softcap -> bias -> mask -> softmax -> weighted sum in
-    one op. `masks` lists the ANDed mask terms. `attn-analyze-mask` records
+    one op. `masks` lists the ANDed mask terms, or, with `mask_groups` (one
+    I64 array per term: the groups it belongs to, as attn.mask's `groups`),
+    a union in disjunctive normal form; `window` and `sink` are the widths of
+    those terms. `attn-analyze-mask` records
     the visible key interval `[ip + key_lo_offset, ip + key_hi_offset)`,
     also `< t[b]` where `t` is the i32[B] `extra` operand number
     `key_hi_input` (the built-in valid_len mask, or an expression mask
@@ -157,7 +170,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
                        F64Attr:$scale, UnitAttr:$scale_on_query,
                        OptionalAttr<F64Attr>:$softcap,
                        OptionalAttr<Attn_BiasKindAttr>:$bias,
-                       StrArrayAttr:$masks, OptionalAttr<I64Attr>:$window,
+                       StrArrayAttr:$masks, OptionalAttr<ArrayAttr>:$mask_groups,
+                       OptionalAttr<I64Attr>:$window, OptionalAttr<I64Attr>:$sink,
                        OptionalAttr<I64Attr>:$key_lo_offset,
                        OptionalAttr<I64Attr>:$key_hi_offset,
                        OptionalAttr<I64Attr>:$key_hi_input, UnitAttr:$mask_needs_test);

@@ -10,8 +10,12 @@
 // comparisons `j <op> ip + c` or `j < t[b]` (t a declared i32[B] input): the
 // same bounds as the built-in masks. `i` counts as `ip - (Lk - Lq)` when
 // both lengths are static. A conjunction intersects the intervals.
-// Terms that are not intervals (`input`, other expressions) set
-// mask_needs_test and keep the element-wise test.
+// Terms that are not intervals relative to ip (`input`, `key_padding`,
+// `prefix`, `sink`, other expressions) set mask_needs_test and keep the
+// element-wise test; the back end skips key blocks for the built-in ones by
+// their own block tests. A union (mask_groups) is left to those block tests
+// too: each group's terms bound it, and a key block is visited when some
+// group can see it.
 //
 //===----------------------------------------------------------------------===//
 #include "PassDetail.h"
@@ -166,6 +170,10 @@ static bool addBounds(Value cond, Block &body, AttentionOp op, Interval &interva
 
 static Interval analyze(AttentionOp op) {
   Interval interval;
+  if (op.getMaskGroups()) {
+    interval.needsTest = true;
+    return interval;
+  }
   unsigned customIndex = 0;
   // Built-in mask inputs follow the score weights in `extra`, in term order.
   unsigned maskInput = kindInfo(op.getScore()).numWeights;
@@ -192,7 +200,12 @@ static Interval analyze(AttentionOp op) {
       break;
     }
     case MaskKind::input:
+    case MaskKind::prefix:
+    case MaskKind::key_padding:
       maskInput += kindInfo(kind).hasInput;
+      interval.needsTest = true;
+      break;
+    case MaskKind::sink:
       interval.needsTest = true;
       break;
     }

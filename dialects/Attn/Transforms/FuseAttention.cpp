@@ -123,15 +123,38 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
     };
     SmallVector<Attribute> maskKinds;
     SmallVector<Region *> maskBodies;
-    Optional<int64_t> window;
+    // Widths of a conjunction intersect (the smaller one); a union has at
+    // most one term of each (the fused op's verifier checks it).
+    Optional<int64_t> window, sink;
+    auto narrowest = [](Optional<int64_t> &acc, Optional<uint64_t> w) {
+      if (w)
+        acc = acc ? std::min(*acc, (int64_t)*w) : (int64_t)*w;
+    };
+    bool union_ = false;
+    int64_t numGroups = 0;
+    for (MaskOp mask : chain.masks)
+      if (auto groups = mask.getGroups()) {
+        union_ = true;
+        for (Attribute g : *groups)
+          numGroups = std::max(numGroups, g.cast<IntegerAttr>().getInt() + 1);
+      }
+    SmallVector<Attribute> maskGroups;
     for (MaskOp mask : llvm::reverse(chain.masks)) {
       maskKinds.push_back(mask.getKindAttr());
       if (kindInfo(mask.getKind()).isExpression)
         maskBodies.push_back(&mask.getBody());
       else
         addExtra(mask.getInputs());
-      if (mask.getWindow())
-        window = window ? std::min(*window, (int64_t)*mask.getWindow()) : *mask.getWindow();
+      narrowest(window, mask.getWindow());
+      narrowest(sink, mask.getSink());
+      if (!union_)
+        continue;
+      // A term without `groups` in a union belongs to every group.
+      SmallVector<int64_t> all;
+      for (int64_t g = 0; g < numGroups; ++g)
+        all.push_back(g);
+      maskGroups.push_back(mask.getGroups() ? Attribute(*mask.getGroups())
+                                            : Attribute(rewriter.getI64ArrayAttr(all)));
     }
     addExtra(chain.score.getInputs());
     if (chain.bias)
@@ -154,7 +177,9 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
         chain.softcap ? rewriter.getF64FloatAttr(*chain.softcap) : FloatAttr(),
         chain.bias ? chain.bias.getKindAttr() : StringAttr(),
         rewriter.getArrayAttr(maskKinds),
+        union_ ? rewriter.getArrayAttr(maskGroups) : ArrayAttr(),
         window ? rewriter.getI64IntegerAttr(*window) : IntegerAttr(),
+        sink ? rewriter.getI64IntegerAttr(*sink) : IntegerAttr(),
         /*key_lo_offset=*/nullptr, /*key_hi_offset=*/nullptr,
         /*key_hi_input=*/nullptr, /*mask_needs_test=*/nullptr, (unsigned)maskBodies.size());
     // The expression regions move, unchanged, onto the fused op.

@@ -36,7 +36,8 @@ struct Case {
   bool weights = false, lse = false;
   std::optional<double> softcap;
   BiasKind bias = BiasKind::None;
-  int window = 0;
+  int window = 0, sink = 0;
+  std::vector<std::vector<int>> groups; // a union of conjunctions of `masks`
 };
 
 KernelSpec makeSpec(const Case &c) {
@@ -50,9 +51,10 @@ KernelSpec makeSpec(const Case &c) {
   spec.softcap = c.softcap;
   spec.bias = c.bias;
   for (MaskKind kind : c.masks) {
-    MaskTerm term{kind, {}, kind == MaskKind::Window ? c.window : 0, nullptr};
-    spec.masks.push_back(std::move(term));
+    int width = kind == MaskKind::Window ? c.window : kind == MaskKind::Sink ? c.sink : 0;
+    spec.masks.push_back(MaskTerm{kind, {}, width, nullptr});
   }
+  spec.maskGroups = c.groups;
   spec.layout = c.layout;
   spec.outputWeights = c.weights;
   spec.outputLse = c.lse;
@@ -89,6 +91,13 @@ TEST_P(BackendNumerics, MatchesFloat64Reference) {
     std::vector<uint8_t> mask((size_t)B * Lq * Lk);
     for (size_t x = 0; x < mask.size(); ++x)
       mask[x] = (rng() % 3) != 0;
+    std::vector<int32_t> prefixLen(B);
+    for (int b = 0; b < B; ++b)
+      prefixLen[b] = (b * 5 + Lk / 3) % (Lk + 1);
+    // PyTorch's key_padding_mask: nonzero = padding; the second batch pads all.
+    std::vector<uint8_t> keyPadding((size_t)B * Lk);
+    for (size_t x = 0; x < keyPadding.size(); ++x)
+      keyPadding[x] = x >= (size_t)Lk ? 1 : (rng() % 4) == 0 ? 7 : 0;
 
     for (Halide::ImageParam &p : f.inputs) {
       if (p.name() == "q")
@@ -103,6 +112,10 @@ TEST_P(BackendNumerics, MatchesFloat64Reference) {
         p.set(view(validLen, {B}));
       else if (p.name() == "mask")
         p.set(view(mask, {B, Lq, Lk}));
+      else if (p.name() == "prefix_len")
+        p.set(view(prefixLen, {B}));
+      else if (p.name() == "key_padding_mask")
+        p.set(view(keyPadding, {B, Lk}));
       else
         FAIL() << "unexpected input " << p.name();
     }
@@ -116,7 +129,8 @@ TEST_P(BackendNumerics, MatchesFloat64Reference) {
     Halide::Realization realization(outputs);
     pipeline.realize(realization);
 
-    test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), mask.data(), w.data()};
+    test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), mask.data(), w.data(),
+                       prefixLen.data(), keyPadding.data()};
     test::RefOutputs ref =
         test::referenceAttention(config.kernel, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
     double worst = 0;
@@ -198,6 +212,38 @@ std::vector<Case> cases() {
   input.weights = true;
   all.push_back(input);
   all.push_back(make("general", ScoreKind::General, {}, 2, 2, 16));
+  // LANGUAGE.md 9.3: StreamingLLM's causal & (window(W) | sink(S)), prefix-LM's
+  // causal | prefix, PyTorch's key padding, a sink alone, and a union whose
+  // second group has no key-block test (every block is visited).
+  Case streaming = make("causal_window_or_sink", ScoreKind::ScaledDot,
+                        {MaskKind::Causal, MaskKind::Window, MaskKind::Sink}, 4, 2, 16);
+  streaming.window = 5;
+  streaming.sink = 3;
+  streaming.groups = {{0, 1}, {0, 2}};
+  streaming.lse = true;
+  all.push_back(streaming);
+  Case streamingSimple = streaming;
+  streamingSimple.name = "causal_window_or_sink_simple";
+  streamingSimple.policy = SchedulePolicy::Simple;
+  streamingSimple.weights = true;
+  all.push_back(streamingSimple);
+  Case prefixLm = make("causal_or_prefix", ScoreKind::ScaledDot,
+                       {MaskKind::Causal, MaskKind::Prefix}, 2, 2, 16);
+  prefixLm.groups = {{0}, {1}};
+  prefixLm.lse = true;
+  all.push_back(prefixLm);
+  Case padding = make("key_padding_causal_mqa", ScoreKind::ScaledDot,
+                      {MaskKind::KeyPadding, MaskKind::Causal}, 3, 1, 16);
+  padding.weights = padding.lse = true;
+  all.push_back(padding);
+  Case sinkOnly = make("sink_4", ScoreKind::Dot, {MaskKind::Sink}, 2, 2, 16);
+  sinkOnly.sink = 4;
+  all.push_back(sinkOnly);
+  Case windowOrInput = make("window_or_input", ScoreKind::ScaledDot,
+                            {MaskKind::Window, MaskKind::Input}, 2, 2, 16);
+  windowOrInput.window = 7;
+  windowOrInput.groups = {{0}, {1}};
+  all.push_back(windowOrInput);
   return all;
 }
 

@@ -52,24 +52,28 @@ RefOutputs referenceAttention(const halide_backend::KernelDesc &spec, double sca
             v = *spec.softcap * std::tanh(v / *spec.softcap);
           if (spec.bias == BiasKind::Alibi)
             v += -alibiSlope(h, s.H) * (double)(ip - j);
-          bool visible = true;
-          for (const halide_backend::MaskTermDesc &t : spec.masks) {
+          auto sees = [&](const halide_backend::MaskTermDesc &t) {
             switch (t.kind) {
-            case MaskKind::Causal:
-              visible = visible && j <= ip;
-              break;
-            case MaskKind::Window:
-              visible = visible && j <= ip && j > ip - t.window;
-              break;
-            case MaskKind::ValidLen:
-              visible = visible && j < in.validLen[b];
-              break;
-            case MaskKind::Input:
-              visible = visible && in.mask[((size_t)b * s.Lq + i) * s.Lk + j] != 0;
-              break;
-            default:
-              break;
+            case MaskKind::Causal: return j <= ip;
+            case MaskKind::Window: return j <= ip && j > ip - t.width;
+            case MaskKind::Sink: return j < t.width;
+            case MaskKind::ValidLen: return j < in.validLen[b];
+            case MaskKind::Prefix: return j < in.prefixLen[b];
+            case MaskKind::KeyPadding: return in.keyPadding[(size_t)b * s.Lk + j] == 0;
+            case MaskKind::Input: return in.mask[((size_t)b * s.Lq + i) * s.Lk + j] != 0;
+            case MaskKind::Custom: break;
             }
+            return true;
+          };
+          // Some group (all terms when there are no groups) sees every term.
+          bool visible = spec.maskGroups.empty();
+          for (const halide_backend::MaskTermDesc &t : spec.masks)
+            visible = visible && sees(t);
+          for (const std::vector<int> &group : spec.maskGroups) {
+            bool all = true;
+            for (int n : group)
+              all = all && sees(spec.masks[(size_t)n]);
+            visible = visible || all;
           }
           sc[j] = v;
           vis[j] = visible;

@@ -21,15 +21,17 @@ struct RefSizes {
 struct RefInputs {
   const float *q, *k, *v; // logical layouts per spec.layout
   const int32_t *validLen = nullptr;
-  const uint8_t *mask = nullptr; // [B, Lq, Lk]
-  const float *scoreW = nullptr; // general: [D, D]
+  const uint8_t *mask = nullptr;       // [B, Lq, Lk]
+  const float *scoreW = nullptr;        // general: [D, D]
+  const int32_t *prefixLen = nullptr;   // [B]
+  const uint8_t *keyPadding = nullptr;  // [B, Lk], nonzero = padding
 };
 
 struct RefOutputs {
   std::vector<double> out, weights, lse; // out in spec.layout; weights [B,H,Lq,Lk]; lse [B,H,Lq]
 };
 
-/// Scale, softcap, alibi, causal / window / valid_len / input masks, general
+/// Scale, softcap, alibi, every built-in mask term and their unions (groups), general
 /// and dot scores, both layouts.
 RefOutputs referenceAttention(const halide_backend::KernelDesc &spec, double scale, const RefSizes &s,
                               const RefInputs &in);

@@ -492,3 +492,83 @@ func @merge_width(%x: tensor<1x2x3x4xf32>) {
   %m = attn.merge_heads %x : tensor<1x2x3x4xf32> -> tensor<1x3x6xf32>
   return
 }
+
+// -----
+
+func @sink_missing(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'sink' is required by, and only by, the sink mask}}
+  %r = attn.mask %s {kind = "sink"} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @sink_on_causal(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'sink' is required by, and only by, the sink mask}}
+  %r = attn.mask %s {kind = "causal", sink = 4 : i64} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @groups_empty(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'groups' must name at least one group}}
+  %r = attn.mask %s {kind = "causal", groups = []} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @groups_negative(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{group numbers must be in [0, 16), got -1}}
+  %r = attn.mask %s {kind = "causal", groups = [-1]} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @key_padding_without_input(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{mask 'key_padding' takes 1 input tensors, got 0}}
+  %r = attn.mask %s {kind = "key_padding"} : tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func @mask_groups_count(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{has 2 mask terms but 1 entries in 'mask_groups'}}
+  %o = attn.attention %q, %k, %v {masks = ["causal", "sink"], mask_groups = [[0]], sink = 2 : i64, scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @mask_groups_gap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{mask groups must be numbered 0 to n-1 without gaps}}
+  %o = attn.attention %q, %k, %v {masks = ["causal", "sink"], mask_groups = [[0], [2]], sink = 2 : i64, scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @mask_groups_empty_entry(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{each 'mask_groups' entry must be a non-empty array of groups}}
+  %o = attn.attention %q, %k, %v {masks = ["causal"], mask_groups = [[]], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @union_two_windows(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{a union of masks has at most one window and one sink term}}
+  %o = attn.attention %q, %k, %v {masks = ["window", "window"], mask_groups = [[0], [1]], window = 2 : i64, scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @fused_sink_width_missing(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'window' and 'sink' are required by, and only by, those masks}}
+  %o = attn.attention %q, %k, %v {masks = ["sink"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
