@@ -177,7 +177,7 @@ struct KernelSpec {
 
   ProjectKind project = ProjectKind::None;
   int64_t modelDim = 0;
-  bool projBias = false;
+  ProjBias projBias; // proj_bias: which projections have a bias
   PositionalKind positional = PositionalKind::None;
 
   Layout layout = Layout::BHSD;

@@ -10,6 +10,7 @@
 #include "compiler/Frontend/Sema.h"
 
 #include "compiler/Frontend/ASTDump.h"
+#include "compiler/Frontend/ExprText.h"
 #include "compiler/Frontend/Limits.h"
 #include "compiler/Frontend/SemaExpr.h"
 #include "compiler/Frontend/Signature.h"
@@ -122,14 +123,39 @@ public:
       return true; // required with `project`: checked with the cross-field rules
     return dimField(f, 0, spec_.modelDim);
   }
+  /// `true`, `false`, or the projections that have one: `proj_bias = q, v, o`.
   bool resolveProjBias(const FieldAST *f) {
     if (!f)
       return true;
-    if (!singleValue(*f))
-      return false;
-    if (f->value->kind != ExprKind::BoolLit)
-      return badValue(*f, {"true", "false"});
-    spec_.projBias = f->value->boolValue;
+    if (f->value->kind == ExprKind::BoolLit && f->moreValues.empty()) {
+      spec_.projBias = f->value->boolValue ? ProjBias::all() : ProjBias{};
+      return true;
+    }
+    if (f->separator == '&')
+      return singleValue(*f);
+    std::vector<const Expr *> items{f->value.get()};
+    for (const ExprPtr &item : f->moreValues)
+      items.push_back(item.get());
+    for (const Expr *item : items) {
+      bool *flag = nullptr;
+      if (item->kind == ExprKind::Name) {
+        const std::string &n = item->name;
+        flag = n == "q" ? &spec_.projBias.q : n == "k" ? &spec_.projBias.k
+               : n == "v" ? &spec_.projBias.v : n == "o" ? &spec_.projBias.o : nullptr;
+      }
+      if (!flag) {
+        diag_.error(item->loc, "invalid value " + quote(exprText(*item)) +
+                                   " for 'proj_bias'; expected " + acceptedForms("proj_bias"));
+        return false;
+      }
+      if (*flag) {
+        diag_.error(item->loc, "projection " + quote(item->name) +
+                                   " appears twice in 'proj_bias'");
+        return false;
+      }
+      *flag = true;
+      biasListsO_ = biasListsO_ || flag == &spec_.projBias.o;
+    }
     return true;
   }
   bool resolvePositional(const FieldAST *f) {
@@ -288,6 +314,7 @@ private:
   bool maskWidth(const Expr &term, MaskTerm &result);
   using MaskGroups = std::vector<std::vector<int>>;
   std::optional<MaskGroups> maskGroups(const Expr &e, std::map<MaskKind, SourceLoc> &seen);
+  bool biasListsO_ = false;   // proj_bias lists `o` (needs an output projection)
   bool maskHasUnion_ = false; // the mask has '|': a repeated term is the same term
   int lastMaskTerm_ = -1;     // the index in spec_.masks of the last term resolved
 
@@ -731,12 +758,16 @@ void KernelSema::checkCrossFieldRules() {
     if (!hasProject) {
       if (given("model_dim") && !failed("model_dim"))
         diag_.error(locOf("model_dim"), "'model_dim' is only meaningful with 'project'");
-      if (spec_.projBias)
+      if (spec_.projBias.any())
         diag_.error(locOf("proj_bias"), "'proj_bias' is only meaningful with 'project'");
       if (spec_.positional != PositionalKind::None)
         diag_.error(locOf("positional"),
                     "'positional = sinusoidal' needs 'project' (positions are added to "
                     "the un-projected inputs)");
+    } else if (biasListsO_ && spec_.project != ProjectKind::QKVOut &&
+               spec_.project != ProjectKind::SelfQKVOut) {
+      diag_.error(locOf("proj_bias"), "'o' in 'proj_bias' needs an output projection "
+                                      "('project = qkv_out' or 'self_qkv_out')");
     }
   }
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
@@ -797,7 +828,8 @@ const FieldInfo kFields[] = {
     {"project", "one of: none, self_qkv, qkv, qkv_out, self_qkv_out",
      &KernelSema::resolveProject},
     {"model_dim", "an integer >= 1", &KernelSema::resolveModelDim},
-    {"proj_bias", "one of: true, false", &KernelSema::resolveProjBias},
+    {"proj_bias", "one of: true, false, or the projections with a bias (e.g. 'q, v, o')",
+     &KernelSema::resolveProjBias},
     {"positional", "one of: none, sinusoidal", &KernelSema::resolvePositional},
     {"layout", "one of: bhsd, bshd", &KernelSema::resolveLayout},
     {"dtype", "one of: f32", &KernelSema::resolveDtype},

@@ -103,13 +103,14 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     add("w_v", ElemType::F32, {m, product("G*Dv", sizes.G, sizes.Dv)});
     if (outProj)
       add("w_o", ElemType::F32, {product("H*Dv", sizes.H, sizes.Dv), m});
-    if (spec.projBias) {
+    if (spec.projBias.q)
       add("b_q", ElemType::F32, {product("H*D", sizes.H, sizes.D)});
+    if (spec.projBias.k)
       add("b_k", ElemType::F32, {product("G*D", sizes.G, sizes.Dk)});
+    if (spec.projBias.v)
       add("b_v", ElemType::F32, {product("G*Dv", sizes.G, sizes.Dv)});
-      if (outProj)
-        add("b_o", ElemType::F32, {m});
-    }
+    if (spec.projBias.o && outProj)
+      add("b_o", ElemType::F32, {m});
   }
 
   // Score weights, then mask inputs: the kinds' tables say which.

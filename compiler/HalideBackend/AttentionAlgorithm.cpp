@@ -282,7 +282,7 @@ private:
   }
 
   /// x @ w (+ bias) for one head: (d, row, head, b).
-  Func project(Func x, const std::string &w, const std::string &bias, Expr width,
+  Func project(Func x, const std::string &w, const std::string &bias, bool hasBias, Expr width,
                const std::string &name) {
     RDom r(0, (int32_t)spec.modelDim, name + "_r");
     Func p = exactFunc(name);
@@ -291,7 +291,7 @@ private:
     p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * param(w)(c, r);
     f.precomputed.push_back(p);
     Func biased = exactFunc(name + "_b");
-    if (spec.projBias)
+    if (hasBias)
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + param(bias)(c);
     else
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b);
@@ -315,9 +315,9 @@ private:
                   spec.project == ProjectKind::SelfQKVOut;
       Func xq = positioned(self ? "x" : "x_q");
       Func xkv = self ? xq : positioned("x_kv");
-      Func pq = project(xq, "w_q", "b_q", f.D, "q_proj");
-      Func pk = project(xkv, "w_k", "b_k", f.Dk, "k_proj");
-      Func pv = project(xkv, "w_v", "b_v", f.Dv, "v_proj");
+      Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj");
+      Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj");
+      Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj");
       f.qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
       f.kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
@@ -568,7 +568,7 @@ private:
       Func proj = exactFunc("out_proj");
       proj(f.m, i, b) = 0.0f;
       proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * param("w_o")(f.m, r.y * f.Dv + r.x);
-      f.out(f.m, i, b) = spec.projBias ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
+      f.out(f.m, i, b) = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
       f.precomputed.push_back(proj);
     } else if (spec.layout == Layout::BSHD) {
       f.out(d, h, i, b) = f.attn(d, i, h, b);

@@ -76,7 +76,7 @@ struct KernelDesc {
 
   ProjectKind project = ProjectKind::None;
   int64_t modelDim = 0;
-  bool projBias = false;
+  ProjBias projBias; // which projections have a bias
   PositionalKind positional = PositionalKind::None;
 
   Layout layout = Layout::BHSD;

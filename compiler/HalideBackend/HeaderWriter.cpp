@@ -94,7 +94,9 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
      << "\n *   mask = " << masksText(spec) << "\n";
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
-    os << ", model_dim = " << spec.modelDim << ", proj_bias = " << (spec.projBias ? "true" : "false")
+    os << ", model_dim = " << spec.modelDim << ", proj_bias = "
+       << spec.projBias.text(spec.project == ProjectKind::QKVOut ||
+                             spec.project == ProjectKind::SelfQKVOut)
        << ", positional = " << (spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
   os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
      << "\n";

@@ -93,6 +93,25 @@ std::optional<Kind> parseKind(std::string_view name) {
   return std::nullopt;
 }
 
+/// Which projections have a bias (`proj_bias = true` or a list `q, k, v, o`,
+/// LANGUAGE.md 9.7: Whisper's key projection has none).
+struct ProjBias {
+  bool q = false, k = false, v = false, o = false;
+  static ProjBias all() { return {true, true, true, true}; }
+  bool any() const { return q || k || v || o; }
+  /// `true`, `false` or the list, for dumps and headers; `hasOut`: whether
+  /// the kernel has an output projection (o counts only then).
+  std::string text(bool hasOut) const {
+    if (q && k && v && (o || !hasOut))
+      return "true";
+    std::string list;
+    for (auto [has, name] : {std::pair{q, "q"}, {k, "k"}, {v, "v"}, {o && hasOut, "o"}})
+      if (has)
+        list += (list.empty() ? "" : ", ") + std::string(name);
+    return list.empty() ? "false" : list;
+  }
+};
+
 /// The ALiBi slope m_h of head h of H, as the ALiBi paper's reference code
 /// (`get_slopes`) and every ALiBi checkpoint (BLOOM) compute it: for H a
 /// power of two 2^(-8 (h + 1) / H); otherwise, with P the largest power of

@@ -221,7 +221,9 @@ private:
     bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
     Value xq = positioned(l, spec, self ? values["x"] : values["x_q"]);
     Value xkv = self ? xq : positioned(l, spec, values["x_kv"]);
-    auto bias = [&](const char *name) { return spec.projBias ? values[name] : Value(); };
+    auto bias = [&](const char *name) {
+      return values.count(name) ? values[name] : Value(); // the biases proj_bias names
+    };
     int64_t keyDim = spec.keyDim ? spec.keyDim : spec.headDim;
     int64_t valueDim = spec.valueDim ? spec.valueDim : spec.headDim;
     q = projectHeads(l, spec, xq, values["w_q"], bias("b_q"), spec.heads, spec.headDim);
@@ -330,7 +332,7 @@ private:
       Value m = builder.create<mlir::attn::MergeHeadsOp>(l, merged, out);
       out = builder.create<mlir::attn::ProjectOp>(l, kernel.resultTypes[0], m,
                                                   kernel.values["w_o"],
-                                                  spec.projBias ? kernel.values["b_o"] : Value());
+                                                  spec.projBias.o ? kernel.values["b_o"] : Value());
     }
     SmallVector<Value> results{out};
     if (spec.outputWeights)

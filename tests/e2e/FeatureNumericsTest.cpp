@@ -231,6 +231,36 @@ TEST_P(Features, CrossProjectionWithoutBiases) {
   expectClose("lse", lse, r.lse, 1e-4 * std::max(1.0, maxAbs(r.lse)), name(s));
 }
 
+TEST_P(Features, CrossProjectionWithSomeBiases) {
+  const int H = 2, D = 4, M = 6;
+  Vec xq = uniform((size_t)s.B * s.Lq * M, rng), xkv = uniform((size_t)s.B * s.Lk * M, rng);
+  Vec wq = uniform((size_t)M * H * D, rng), wk = uniform((size_t)M * H * D, rng),
+      wv = uniform((size_t)M * H * D, rng), wo = uniform((size_t)H * D * M, rng);
+  Vec bq = uniform((size_t)H * D, rng), bv = uniform((size_t)H * D, rng), bo = uniform(M, rng);
+  Vec out((size_t)s.B * s.Lq * M, NAN);
+  // proj_bias = q, v, o: no b_k argument.
+  ASSERT_EQ(proj_whisper_cross_run(xq.data(), xkv.data(), wq.data(), wk.data(), wv.data(),
+                                   wo.data(), bq.data(), bv.data(), bo.data(), out.data(), s.B,
+                                   s.Lq, s.Lk),
+            0);
+  Ref q = projectHeads(xq, wq, &bq, s.B, s.Lq, M, H, D, false);
+  Ref k = projectHeads(xkv, wk, nullptr, s.B, s.Lk, M, H, D, false);
+  Ref v = projectHeads(xkv, wv, &bv, s.B, s.Lk, M, H, D, false);
+  Problem p{s.B, H, H, D, D, s.Lq, s.Lk, 1 / std::sqrt((double)D)};
+  Outputs r = attention(p, q, k, v);
+  Ref ref((size_t)s.B * s.Lq * M, 0.0);
+  for (int b = 0; b < s.B; ++b)
+    for (int t = 0; t < s.Lq; ++t)
+      for (int m = 0; m < M; ++m) {
+        double acc = bo[m];
+        for (int h = 0; h < H; ++h)
+          for (int c = 0; c < D; ++c)
+            acc += r.out[(((size_t)b * H + h) * s.Lq + t) * D + c] * wo[(size_t)(h * D + c) * M + m];
+        ref[((size_t)b * s.Lq + t) * M + m] = acc;
+      }
+  expectClose("out", out, ref, 1e-4 * std::max(1.0, maxAbs(ref)), name(s));
+}
+
 /// q, k, v of an unprojected [B, 2, L, 8] kernel and its output buffer.
 struct Plain {
   Vec q, k, v, out;

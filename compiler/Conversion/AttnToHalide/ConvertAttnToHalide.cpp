@@ -61,8 +61,8 @@ public:
   }
 
   /// q/k/v: split_heads(project(positions?(x), w, b?)), or a plain argument.
-  LogicalResult readInput(Value v, const char *weight, const char *bias, Value &source,
-                          halide_backend::KernelDesc &spec) {
+  LogicalResult readInput(Value v, const char *weight, const char *bias, bool &hasBias,
+                          Value &source, halide_backend::KernelDesc &spec) {
     auto split = v.getDefiningOp<attn::SplitHeadsOp>();
     if (!split) {
       source = {};
@@ -75,11 +75,7 @@ public:
       return project.emitOpError("weight must be the kernel argument '") << weight << "'";
     if (project.getBias() && argName(project.getBias()) != bias)
       return project.emitOpError("bias must be the kernel argument '") << bias << "'";
-    bool hasBias = (bool)project.getBias();
-    if (seen && hasBias != spec.projBias)
-      return project.emitOpError("projections must all have biases or all have none");
-    spec.projBias = hasBias;
-    seen = true;
+    hasBias = (bool)project.getBias();
     Value x = project.getInput();
     bool positioned = false;
     if (auto pos = x.getDefiningOp<attn::PositionsOp>()) {
@@ -96,9 +92,10 @@ public:
 
   LogicalResult read(attn::AttentionOp op, halide_backend::KernelDesc &spec) {
     Value xq, xk, xv;
-    if (failed(readInput(op.getQuery(), "w_q", "b_q", xq, spec)) ||
-        failed(readInput(op.getKey(), "w_k", "b_k", xk, spec)) ||
-        failed(readInput(op.getValue(), "w_v", "b_v", xv, spec)))
+    spec.projBias = {};
+    if (failed(readInput(op.getQuery(), "w_q", "b_q", spec.projBias.q, xq, spec)) ||
+        failed(readInput(op.getKey(), "w_k", "b_k", spec.projBias.k, xk, spec)) ||
+        failed(readInput(op.getValue(), "w_v", "b_v", spec.projBias.v, xv, spec)))
       return failure();
     if (!xq && !xk && !xv) {
       const std::pair<Value, const char *> data[] = {
@@ -108,7 +105,7 @@ public:
           return op.emitOpError("operand '") << name << "' must be the kernel argument '"
                                              << name << "'";
       spec.project = ProjectKind::None;
-      spec.projBias = false;
+      spec.projBias = {};
       spec.positional = PositionalKind::None;
       return success();
     }
@@ -128,8 +125,9 @@ public:
         return project.emitOpError("output projection must read merge_heads of the attention");
       if (argName(project.getWeight()) != "w_o")
         return project.emitOpError("weight must be the kernel argument 'w_o'");
-      if ((bool)project.getBias() != spec.projBias)
-        return project.emitOpError("projections must all have biases or all have none");
+      if (project.getBias() && argName(project.getBias()) != "b_o")
+        return project.emitOpError("bias must be the kernel argument 'b_o'");
+      spec.projBias.o = (bool)project.getBias();
       outProject = true;
     }
     spec.project = self ? (outProject ? ProjectKind::SelfQKVOut : ProjectKind::SelfQKV)
@@ -140,7 +138,6 @@ public:
 private:
   FuncOp func;
   const KernelContract &contract;
-  bool seen = false;
 };
 
 } // namespace

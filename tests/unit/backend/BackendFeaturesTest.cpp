@@ -253,7 +253,7 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
   KernelSpec s = baseSpec(H, D);
   s.project = ProjectKind::SelfQKVOut;
   s.modelDim = M;
-  s.projBias = true;
+  s.projBias = ProjBias::all();
   s.positional = PositionalKind::Sinusoidal;
   s.scale = 0.5;
   s.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
