@@ -139,8 +139,7 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   }
   field("project", toString(spec.project));
   field("model_dim", spec.modelDim ? std::to_string(spec.modelDim) : "none");
-  field("proj_bias", spec.projBias.text(spec.project == ProjectKind::QKVOut ||
-                                        spec.project == ProjectKind::SelfQKVOut));
+  field("proj_bias", spec.projBias.text(hasOutputProjection(spec.project)));
   field("positional", spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
   field("layout", toString(spec.layout));
   field("dtype", "f32");

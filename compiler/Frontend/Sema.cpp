@@ -586,7 +586,6 @@ bool KernelSema::resolveBias(const FieldAST *f) {
   return true;
 }
 
-/// One term of a mask conjunction.
 /// Where an expression starts in the source (a binary node sits at its operator).
 static SourceLoc startLoc(const Expr &e) {
   return e.kind == ExprKind::Binary ? startLoc(*e.operands[0]) : e.loc;
@@ -607,6 +606,7 @@ bool KernelSema::maskWidth(const Expr &term, MaskTerm &result) {
   return true;
 }
 
+/// One term of a mask; lastMaskTerm_ is its index in spec_.masks.
 bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
                           std::map<MaskKind, SourceLoc> &seen) {
   ExprScope exprScope = scope(ExprContext::Mask, "mask");
@@ -656,9 +656,8 @@ bool KernelSema::maskTerm(const Expr &term, SourceLoc start,
     if (!inserted) {
       // The same term again (`(causal & window(8)) | (causal & sink(4))`)
       // is the same term; a second, different one of a kind is an error.
-      for (size_t n = 0; n < spec_.masks.size(); ++n)
-        if (spec_.masks[n].kind == result.kind && spec_.masks[n].width == result.width &&
-            maskHasUnion_) {
+      for (size_t n = 0; maskHasUnion_ && n < spec_.masks.size(); ++n)
+        if (spec_.masks[n].kind == result.kind && spec_.masks[n].width == result.width) {
           lastMaskTerm_ = (int)n;
           return true;
         }
@@ -764,8 +763,7 @@ void KernelSema::checkCrossFieldRules() {
         diag_.error(locOf("positional"),
                     "'positional = sinusoidal' needs 'project' (positions are added to "
                     "the un-projected inputs)");
-    } else if (biasListsO_ && spec_.project != ProjectKind::QKVOut &&
-               spec_.project != ProjectKind::SelfQKVOut) {
+    } else if (biasListsO_ && !hasOutputProjection(spec_.project)) {
       diag_.error(locOf("proj_bias"), "'o' in 'proj_bias' needs an output projection "
                                       "('project = qkv_out' or 'self_qkv_out')");
     }

@@ -30,13 +30,12 @@ namespace {
 const std::vector<std::string> kIndexNames = {"b", "h", "i", "j", "g", "ip"};
 
 enum class FnKind {
-  Math,   // float(float)
+  Math,   // float(number)
   Abs,    // T(T)
   MinMax, // promote(a, b [, c])
   Select, // T(bool, T, T)
   Dot,    // dot(q, k), score only
   ToInt,  // int(x): truncation toward zero; the identity on integers
-  ToFloat // float(n)
 };
 
 struct FunctionInfo {
@@ -55,7 +54,7 @@ const FunctionInfo kFunctions[] = {
     // Version 2 (LANGUAGE.md 9.7): enough for T5's relative-position buckets.
     {"floor", 1, FnKind::Math},    {"ceil", 1, FnKind::Math},
     {"log2", 1, FnKind::Math},     {"int", 1, FnKind::ToInt},
-    {"float", 1, FnKind::ToFloat},
+    {"float", 1, FnKind::Math},
 };
 
 const FunctionInfo *findFunction(const std::string &name) {
@@ -371,10 +370,6 @@ private:
       if (!expectNumber(*e.operands[0], types[0], what))
         return ExprType::Unknown;
       return ExprType::Int;
-    case FnKind::ToFloat:
-      if (!expectNumber(*e.operands[0], types[0], what))
-        return ExprType::Unknown;
-      return ExprType::Float;
     case FnKind::Dot:
       break;
     }

@@ -95,8 +95,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
 
   // Projection weights, then biases.
   if (spec.project != ProjectKind::None) {
-    bool outProj = spec.project == ProjectKind::QKVOut ||
-                   spec.project == ProjectKind::SelfQKVOut;
+    bool outProj = hasOutputProjection(spec.project);
     ArgDim m = dims({"M"})[0];
     add("w_q", ElemType::F32, {m, product("H*D", sizes.H, sizes.D)});
     add("w_k", ElemType::F32, {m, product("G*D", sizes.G, sizes.Dk)});
@@ -148,8 +147,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   }
 
   // Outputs.
-  bool outProj = spec.project == ProjectKind::QKVOut ||
-                 spec.project == ProjectKind::SelfQKVOut;
+  bool outProj = hasOutputProjection(spec.project);
   if (outProj)
     add("out", ElemType::F32, dims({"B", "Lq", "M"}), true);
   else

@@ -561,8 +561,7 @@ private:
     Tuple st = mergedAt(d, i, h, b);
     f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
 
-    bool outProj = spec.project == ProjectKind::QKVOut ||
-                   spec.project == ProjectKind::SelfQKVOut;
+    bool outProj = spec.outputProjected();
     if (outProj) {
       RDom r(0, f.Dv, 0, f.H, "ro");
       Func proj = exactFunc("out_proj");

@@ -92,9 +92,7 @@ struct KernelDesc {
   bool selfAttention() const {
     return project == ProjectKind::SelfQKV || project == ProjectKind::SelfQKVOut;
   }
-  bool outputProjected() const {
-    return project == ProjectKind::QKVOut || project == ProjectKind::SelfQKVOut;
-  }
+  bool outputProjected() const { return hasOutputProjection(project); }
   KernelSizes sizes() const {
     return {batch, heads, kvHeads, seqQ, seqK, headDim, keyDim, valueDim, modelDim};
   }

@@ -95,8 +95,7 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
     os << ", model_dim = " << spec.modelDim << ", proj_bias = "
-       << spec.projBias.text(spec.project == ProjectKind::QKVOut ||
-                             spec.project == ProjectKind::SelfQKVOut)
+       << spec.projBias.text(spec.outputProjected())
        << ", positional = " << (spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
   os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
      << "\n";

@@ -166,10 +166,7 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
     // bias = -m_h * (ip - j), m_h as alibiSlope() gives it: with P the
     // largest power of two <= H (fixed), 2^(-8 (h + 1) / P) for h < P, else
     // 2^(-8 (2 (h - P) + 1) / 2P).
-    const int64_t H = *Halide::Internal::as_const_int(f.H);
-    int32_t P = 1;
-    while (P * 2 <= H)
-      P *= 2;
+    const int32_t P = (int32_t)largestPowerOfTwoAtMost(*Halide::Internal::as_const_int(f.H));
     Expr h = env.h;
     Expr exponent = select(h < P, -8.0f * cast<float>(h + 1) / (float)P,
                            -4.0f * cast<float>(2 * (h - P) + 1) / (float)P);

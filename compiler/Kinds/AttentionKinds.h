@@ -75,6 +75,20 @@ inline const char *toString(ProjectKind kind) {
   return "?";
 }
 
+/// `qkv_out`, `self_qkv_out`: the kernel projects its output too (w_o, b_o).
+inline bool hasOutputProjection(ProjectKind kind) {
+  return kind == ProjectKind::QKVOut || kind == ProjectKind::SelfQKVOut;
+}
+
+/// The largest power of two <= H (H >= 1): ALiBi's slopes are those of that
+/// many heads, then interleaved ones for the rest (alibiSlope).
+inline long largestPowerOfTwoAtMost(long H) {
+  long P = 1;
+  while (P * 2 <= H)
+    P *= 2;
+  return P;
+}
+
 inline const char *toString(PositionalKind kind) {
   return kind == PositionalKind::Sinusoidal ? "sinusoidal" : "none";
 }
@@ -118,9 +132,7 @@ struct ProjBias {
 /// two below H, the P slopes of P heads followed by the slopes 0, 2, 4, ...
 /// of 2P heads (LANGUAGE.md section 5).
 inline double alibiSlope(long h, long H) {
-  long P = 1;
-  while (P * 2 <= H)
-    P *= 2;
+  long P = largestPowerOfTwoAtMost(H);
   if (h < P)
     return std::exp2(-8.0 * (double)(h + 1) / (double)P);
   return std::exp2(-8.0 * (double)(2 * (h - P) + 1) / (double)(2 * P));

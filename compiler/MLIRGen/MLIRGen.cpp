@@ -314,8 +314,7 @@ private:
     auto sType = s.getType().cast<RankedTensorType>();
     Value p = builder.create<mlir::attn::SoftmaxOp>(l, s);
     Type attnOutType = kernel.resultTypes[0];
-    bool outProject = spec.project == ProjectKind::QKVOut ||
-                      spec.project == ProjectKind::SelfQKVOut;
+    bool outProject = hasOutputProjection(spec.project);
     if (outProject) {
       auto vType = v.getType().cast<RankedTensorType>();
       attnOutType = RankedTensorType::get(

@@ -23,6 +23,15 @@ def close(a, b, tol=2e-5):
     assert err <= tol * max(1.0, b.abs().max().item()), err
 
 
+def same_as_torch(ref, ours, *args, **kwargs):
+    """Both modules on the same call: equal outputs and equal weights."""
+    with torch.no_grad():
+        r = ref(*args, **kwargs)
+        o = ours(*args, **kwargs)
+    close(o[0], r[0])
+    close(o[1], r[1])
+
+
 def test_state_dict_keys_match_torch():
     ref, ours = pair()
     assert list(ours.state_dict()) == list(ref.state_dict())
@@ -36,11 +45,7 @@ def test_state_dict_keys_match_torch():
 def test_self_attention(batch_first, bias):
     ref, ours = pair(bias=bias, batch_first=batch_first)
     x = torch.randn((3, 7, 16) if batch_first else (7, 3, 16))
-    with torch.no_grad():
-        r_out, r_w = ref(x, x, x)
-        o_out, o_w = ours(x, x, x)
-    close(o_out, r_out)
-    close(o_w, r_w)
+    same_as_torch(ref, ours, x, x, x)
 
 
 def test_cross_attention_with_padding_and_kdim():
@@ -48,11 +53,7 @@ def test_cross_attention_with_padding_and_kdim():
     q, kv = torch.randn(5, 2, 16), torch.randn(9, 2, 12)
     pad = torch.zeros(2, 9, dtype=torch.bool)
     pad[1, 6:] = True
-    with torch.no_grad():
-        r = ref(q, kv, kv, key_padding_mask=pad, average_attn_weights=False)
-        o = ours(q, kv, kv, key_padding_mask=pad, average_attn_weights=False)
-    close(o[0], r[0])
-    close(o[1], r[1])
+    same_as_torch(ref, ours, q, kv, kv, key_padding_mask=pad, average_attn_weights=False)
 
 
 def test_causal_attn_mask_bool_and_float_and_no_weights():
@@ -76,7 +77,7 @@ def test_kdim_different_from_vdim():
     ours.load_state_dict(ref.state_dict())
     q, k, v = torch.randn(2, 3, 16), torch.randn(2, 5, 8), torch.randn(2, 5, 12)
     pad = torch.tensor([[0, 0, 0, 0, 1], [0, 1, 0, 0, 0]], dtype=torch.uint8)
-    with torch.no_grad():
+    with torch.no_grad():  # torch takes bool masks, ours uint8 as well
         r = ref(q, k, v, key_padding_mask=pad.bool())
         o = ours(q, k, v, key_padding_mask=pad)
     close(o[0], r[0])
@@ -89,11 +90,7 @@ def test_self_attention_with_padding_and_causal():
     pad = torch.zeros(3, 6, dtype=torch.bool)
     pad[2, 4:] = True
     hidden = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
-    with torch.no_grad():
-        r = ref(x, x, x, key_padding_mask=pad, attn_mask=hidden)
-        o = ours(x, x, x, key_padding_mask=pad, attn_mask=hidden)
-    close(o[0], r[0])
-    close(o[1], r[1])
+    same_as_torch(ref, ours, x, x, x, key_padding_mask=pad, attn_mask=hidden)
 
 
 def test_distinct_key_and_value_tensors():

@@ -138,6 +138,10 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
         for (Attribute g : *groups)
           numGroups = std::max(numGroups, g.cast<IntegerAttr>().getInt() + 1);
       }
+    // A term without `groups` in a union belongs to every group.
+    SmallVector<int64_t> everyGroup;
+    for (int64_t g = 0; g < numGroups; ++g)
+      everyGroup.push_back(g);
     SmallVector<Attribute> maskGroups;
     for (MaskOp mask : llvm::reverse(chain.masks)) {
       maskKinds.push_back(mask.getKindAttr());
@@ -149,12 +153,8 @@ struct FuseChain : public OpRewritePattern<WeightedSumOp> {
       narrowest(sink, mask.getSink());
       if (!union_)
         continue;
-      // A term without `groups` in a union belongs to every group.
-      SmallVector<int64_t> all;
-      for (int64_t g = 0; g < numGroups; ++g)
-        all.push_back(g);
       maskGroups.push_back(mask.getGroups() ? Attribute(*mask.getGroups())
-                                            : Attribute(rewriter.getI64ArrayAttr(all)));
+                                            : Attribute(rewriter.getI64ArrayAttr(everyGroup)));
     }
     addExtra(chain.score.getInputs());
     if (chain.bias)
