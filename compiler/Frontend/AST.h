@@ -179,6 +179,7 @@ struct KernelSpec {
   int64_t modelDim = 0;
   ProjBias projBias; // proj_bias: which projections have a bias
   PositionalKind positional = PositionalKind::None;
+  RotarySpec rotary; // PositionalKind::Rotary; dims filled in by Sema
 
   Layout layout = Layout::BHSD;
   bool outputWeights = false;

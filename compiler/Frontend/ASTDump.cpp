@@ -140,7 +140,8 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   field("project", toString(spec.project));
   field("model_dim", spec.modelDim ? std::to_string(spec.modelDim) : "none");
   field("proj_bias", spec.projBias.text(hasOutputProjection(spec.project)));
-  field("positional", spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
+  field("positional", spec.positional == PositionalKind::Rotary ? spec.rotary.text()
+                                                                : toString(spec.positional));
   field("layout", toString(spec.layout));
   field("dtype", "f32");
   std::string outputs = "out";

@@ -159,10 +159,15 @@ public:
     return true;
   }
   bool resolvePositional(const FieldAST *f) {
+    if (f && singleValue(*f) && f->value->kind == ExprKind::Call && f->value->name == "rotary")
+      return resolveRotary(*f->value);
     static const std::vector<std::pair<std::string, PositionalKind>> kinds = {
-        {"none", PositionalKind::None}, {"sinusoidal", PositionalKind::Sinusoidal}};
+        {"none", PositionalKind::None},
+        {"sinusoidal", PositionalKind::Sinusoidal},
+        {"rotary", PositionalKind::Rotary}};
     return enumField(f, "positional", kinds, spec_.positional);
   }
+  bool resolveRotary(const Expr &call);
   bool resolveLayout(const FieldAST *f) {
     static const std::vector<std::pair<std::string, Layout>> kinds = {{"bhsd", Layout::BHSD},
                                                                       {"bshd", Layout::BSHD}};
@@ -734,6 +739,55 @@ bool KernelSema::resolveMask(const FieldAST *f) {
   return true;
 }
 
+/// `rotary(base = B, style = half | interleaved, dims = N)`, every argument
+/// optional and by keyword; dims is checked against head_dim later.
+bool KernelSema::resolveRotary(const Expr &call) {
+  spec_.positional = PositionalKind::Rotary;
+  std::set<std::string> seen;
+  for (const ExprPtr &arg : call.operands) {
+    const std::string &key = arg->argName;
+    if (key != "base" && key != "style" && key != "dims") {
+      diag_.error(arg->loc, key.empty()
+                                ? "'rotary' takes keyword arguments: 'rotary(base = 10000, "
+                                  "style = half, dims = N)'"
+                                : "'rotary' has no argument " + quote(key) +
+                                      "; it takes base, style and dims");
+      return false;
+    }
+    if (!seen.insert(key).second) {
+      diag_.error(arg->loc, "'rotary' argument " + quote(key) + " is given twice");
+      return false;
+    }
+    if (key == "base") {
+      bool number = arg->kind == ExprKind::IntLit || arg->kind == ExprKind::FloatLit;
+      double base = arg->kind == ExprKind::IntLit ? (double)arg->intValue : arg->floatValue;
+      if (!number || !(base > 1.0) || !std::isfinite(base)) {
+        diag_.error(arg->loc, "the base of 'rotary' must be a number greater than 1");
+        return false;
+      }
+      spec_.rotary.base = base;
+    } else if (key == "style") {
+      std::optional<RotaryStyle> style =
+          arg->kind == ExprKind::Name ? parseRotaryStyle(arg->name) : std::nullopt;
+      if (!style) {
+        diag_.error(arg->loc, "the style of 'rotary' must be 'half' (GPT-NeoX, Llama) or "
+                              "'interleaved' (GPT-J)");
+        return false;
+      }
+      spec_.rotary.style = *style;
+    } else {
+      if (arg->kind != ExprKind::IntLit || arg->intValue < 2 || arg->intValue % 2 != 0 ||
+          arg->intValue > limits::kMaxDim) {
+        diag_.error(arg->loc, "the dims of 'rotary' must be an even integer between 2 and "
+                              "'head_dim'");
+        return false;
+      }
+      spec_.rotary.dims = (long)arg->intValue;
+    }
+  }
+  return true;
+}
+
 void KernelSema::checkCrossFieldRules() {
   bool sizesOk = !failed("heads") && !failed("kv_heads");
   if (sizesOk && spec_.heads % spec_.kvHeads != 0) {
@@ -759,7 +813,7 @@ void KernelSema::checkCrossFieldRules() {
         diag_.error(locOf("model_dim"), "'model_dim' is only meaningful with 'project'");
       if (spec_.projBias.any())
         diag_.error(locOf("proj_bias"), "'proj_bias' is only meaningful with 'project'");
-      if (spec_.positional != PositionalKind::None)
+      if (spec_.positional == PositionalKind::Sinusoidal)
         diag_.error(locOf("positional"),
                     "'positional = sinusoidal' needs 'project' (positions are added to "
                     "the un-projected inputs)");
@@ -767,6 +821,25 @@ void KernelSema::checkCrossFieldRules() {
       diag_.error(locOf("proj_bias"), "'o' in 'proj_bias' needs an output projection "
                                       "('project = qkv_out' or 'self_qkv_out')");
     }
+  }
+  if (spec_.positional == PositionalKind::Rotary && !failed("positional")) {
+    if (!failed("score") && !kindInfo(spec_.score).takesRotary)
+      diag_.error(locOf("positional"),
+                  std::string("'positional = rotary' needs a dot-family score (dot, "
+                              "scaled_dot, cosine or an expression), not '") +
+                      toString(spec_.score) + "'");
+    else if (!failed("key_dim") && !failed("head_dim") && spec_.keyDim != spec_.headDim)
+      diag_.error(locOf("positional"), "'positional = rotary' needs 'key_dim' = 'head_dim'");
+    else if (!failed("head_dim") && spec_.rotary.dims > spec_.headDim)
+      diag_.error(locOf("positional"),
+                  "'rotary' rotates " + std::to_string(spec_.rotary.dims) +
+                      " channels but 'head_dim' is " + std::to_string(spec_.headDim));
+    else if (!failed("head_dim") && spec_.rotary.dims == 0 && spec_.headDim % 2 != 0)
+      diag_.error(locOf("positional"),
+                  "'rotary' turns channel pairs, and 'head_dim' (" +
+                      std::to_string(spec_.headDim) + ") is odd; give an even 'dims'");
+    if (spec_.rotary.dims == 0)
+      spec_.rotary.dims = (long)spec_.headDim;
   }
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
                      spec_.project == ProjectKind::SelfQKVOut;
@@ -828,7 +901,8 @@ const FieldInfo kFields[] = {
     {"model_dim", "an integer >= 1", &KernelSema::resolveModelDim},
     {"proj_bias", "one of: true, false, or the projections with a bias (e.g. 'q, v, o')",
      &KernelSema::resolveProjBias},
-    {"positional", "one of: none, sinusoidal", &KernelSema::resolvePositional},
+    {"positional", "one of: none, sinusoidal, rotary(base = B, style = half | interleaved, dims = N)",
+     &KernelSema::resolvePositional},
     {"layout", "one of: bhsd, bshd", &KernelSema::resolveLayout},
     {"dtype", "one of: f32", &KernelSema::resolveDtype},
     {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",

@@ -70,4 +70,15 @@ struct MaskParts {
 /// query tile can hold a visible key (used to skip whole blocks).
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env);
 
+/// Rotary embeddings (Rotary.cpp): the cosine and sine of pair c's angle at
+/// position p, Tuple(cos, sin) over (c, p), from float64 angles.
+struct RotaryTable {
+  Halide::Func invFreq; // (c): base^(-2c / dims), float64
+  Halide::Func cosSin;  // (c, p)
+};
+RotaryTable makeRotaryTable(const RotarySpec &rotary);
+/// out(d, row, head, b) = in turned at `position` (an Expr of in's row var).
+void rotateRows(Halide::Func out, Halide::Func in, const RotaryTable &table,
+                const RotarySpec &rotary, const Halide::Expr &position);
+
 } // namespace attnc::halide_backend

@@ -301,12 +301,16 @@ private:
 
   void makeInputs() {
     bool bshd = spec.layout == Layout::BSHD;
+    bool rotary = spec.positional == PositionalKind::Rotary;
     Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lk);
+    // With rotary embeddings q_in and k_in turn these rows.
+    Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
+    Func kIn = rotary ? exactFunc("k_unrotated") : f.kIn;
     switch (spec.project) {
     case ProjectKind::None: {
       ImageParam q = param("q"), k = param("k"), v = param("v");
-      f.qIn(f.d, f.i, f.h, f.b) = bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b);
-      f.kIn(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
+      qIn(f.d, f.i, f.h, f.b) = bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b);
+      kIn(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b);
       break;
     }
@@ -318,11 +322,19 @@ private:
       Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj");
       Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj");
       Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj");
-      f.qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
-      f.kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
+      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
+      kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
       break;
     }
+    }
+    if (rotary) {
+      // Queries at ip = i + Lk - Lq (aligned with the keys), keys at j.
+      RotaryTable table = makeRotaryTable(spec.rotary);
+      f.ropeInvFreq = table.invFreq;
+      f.ropeTable = table.cosSin;
+      rotateRows(f.qIn, qIn, table, spec.rotary, f.i + (f.Lk - f.Lq));
+      rotateRows(f.kIn, kIn, table, spec.rotary, f.j);
     }
   }
 

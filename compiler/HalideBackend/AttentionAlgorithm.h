@@ -56,6 +56,9 @@ struct AlgorithmFuncs {
 
   // Inputs after layout, projection and clamping: (d, i, h, b) / (d, j, g, b).
   Halide::Func qIn = exactFunc("q_in"), kIn = exactFunc("k_in"), vIn = exactFunc("v_in");
+  /// Rotary embeddings (undefined without): the float64 frequencies (c), the
+  /// Tuple(cos, sin) table (c, p); q_in and k_in are then the turned rows.
+  Halide::Func ropeInvFreq, ropeTable;
   /// Queries as the dot product reads them: scaled (scaleOnQuery), multiplied
   /// by W (general score); (d, i, h, b).
   Halide::Func qs = exactFunc("q_scaled");

@@ -78,6 +78,7 @@ struct KernelDesc {
   int64_t modelDim = 0;
   ProjBias projBias; // which projections have a bias
   PositionalKind positional = PositionalKind::None;
+  RotarySpec rotary; // PositionalKind::Rotary: q and k turned before the score
 
   Layout layout = Layout::BHSD;
   bool outputWeights = false, outputLse = false;

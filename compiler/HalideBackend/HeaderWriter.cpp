@@ -95,8 +95,11 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
     os << ", model_dim = " << spec.modelDim << ", proj_bias = "
-       << spec.projBias.text(spec.outputProjected())
-       << ", positional = " << (spec.positional == PositionalKind::Sinusoidal ? "sinusoidal" : "none");
+       << spec.projBias.text(spec.outputProjected());
+  if (spec.positional == PositionalKind::Rotary)
+    os << ", positional = " << spec.rotary.text();
+  else if (spec.project != ProjectKind::None)
+    os << ", positional = " << toString(spec.positional);
   os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
      << "\n";
   for (const DeclaredInput &input : spec.inputs)

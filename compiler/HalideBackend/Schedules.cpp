@@ -140,6 +140,31 @@ void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &not
   notes.push_back("q_norm_sq, k_norm_sq, k_unit: compute_root, once per row");
 }
 
+/// Rotary embeddings: the cos/sin table once per call, and the keys turned
+/// once at the root (the Q.K^T loops read each key row once per query
+/// tile). Queries turn where q_scaled is computed, per query tile.
+void scheduleRotary(AlgorithmFuncs &f, int vec, std::vector<std::string> &notes) {
+  if (!f.ropeTable.defined())
+    return;
+  f.ropeInvFreq.compute_root();
+  std::vector<Var> t = f.ropeTable.args(); // (c, p)
+  Var po("po"), pi("pi");
+  f.ropeTable.compute_root()
+      .vectorize(t[0], vec, TailStrategy::GuardWithIf)
+      .split(t[1], po, pi, 64, TailStrategy::GuardWithIf)
+      .parallel(po);
+  Var jo("jo"), ji("ji"), task("task");
+  f.kIn.compute_root()
+      .vectorize(f.d, vec, TailStrategy::GuardWithIf)
+      .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
+      .reorder(f.d, ji, jo, f.g, f.b)
+      .fuse(jo, f.g, task)
+      .fuse(task, f.b, task)
+      .parallel(task);
+  notes.push_back("rope_cos_sin: compute_root (float64 angles); k_in: keys turned once, "
+                  "compute_root, 64-row tasks parallel");
+}
+
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
 /// and parallel.
 void scheduleOutput(Func out, int vec) {
@@ -411,6 +436,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.pvRows = divisorAtMost(p.TQ, std::max(1, 16 / p.dVectors));
   schedulePrecomputed(f, p.vec);
   scheduleScoreRows(f, p.vec, f.scheduleNotes);
+  scheduleRotary(f, p.vec, f.scheduleNotes);
   scheduleTunedState(f, p);
   scheduleTunedQueries(f, p);
   scheduleTunedWeightedSum(f, p);
@@ -422,6 +448,7 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &, const Target &ta
   for (Func p : f.precomputed)
     p.compute_root();
   scheduleScoreRows(f, target.natural_vector_size<float>(), f.scheduleNotes);
+  scheduleRotary(f, target.natural_vector_size<float>(), f.scheduleNotes);
   if (f.kHoist.defined()) {
     f.qHoist.compute_root();
     f.kHoist.compute_root();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,8 @@ enum class BiasKind { None, Alibi, Custom };
 // 9.8: valid_len, prefix_len, key_padding_mask, mask).
 enum class MaskKind { Causal, ValidLen, Prefix, KeyPadding, Window, Sink, Input, Custom };
 enum class ProjectKind { None, SelfQKV, QKV, QKVOut, SelfQKVOut };
-enum class PositionalKind { None, Sinusoidal };
+enum class PositionalKind { None, Sinusoidal, Rotary };
+enum class RotaryStyle { Half, Interleaved };
 enum class Layout { BHSD, BSHD };
 
 inline const char *toString(ScoreKind kind) {
@@ -90,8 +92,33 @@ inline long largestPowerOfTwoAtMost(long H) {
 }
 
 inline const char *toString(PositionalKind kind) {
-  return kind == PositionalKind::Sinusoidal ? "sinusoidal" : "none";
+  switch (kind) {
+  case PositionalKind::None: return "none";
+  case PositionalKind::Sinusoidal: return "sinusoidal";
+  case PositionalKind::Rotary: return "rotary";
+  }
+  return "?";
 }
+
+inline const char *toString(RotaryStyle style) {
+  return style == RotaryStyle::Half ? "half" : "interleaved";
+}
+
+/// `positional = rotary(base = B, style = S, dims = N)` (LANGUAGE.md 9.2):
+/// query row i turns at its position ip, key row j at j; channel pair c
+/// ((c, c + dims/2) for half, (2c, 2c + 1) for interleaved) by the angle
+/// t * base^(-2c / dims). Channels from `dims` on are not rotated.
+struct RotarySpec {
+  double base = 10000.0;
+  RotaryStyle style = RotaryStyle::Half;
+  long dims = 0; // 0 until Sema fills in the default, head_dim
+  std::string text() const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", base);
+    return std::string("rotary(base = ") + buf + ", style = " + toString(style) +
+           ", dims = " + std::to_string(dims) + ")";
+  }
+};
 
 inline const char *toString(Layout layout) {
   return layout == Layout::BHSD ? "bhsd" : "bshd";
@@ -166,20 +193,23 @@ struct ScoreKindInfo {
   bool keyWidthMayDiffer;
   /// An expression (a region in the IR), not a name.
   bool isExpression;
+  /// Of the dot family: rotary embeddings may turn q and k before it
+  /// (LANGUAGE.md 9.8).
+  bool takesRotary;
 };
 
 /// One row per ScoreKind, in enum order.
 inline constexpr ScoreKindInfo kScoreKinds[] = {
-    // kind                weights                                   scaled commute hidden keyW  expr
-    {ScoreKind::Dot, 0, {}, false, true, false, false, false},
-    {ScoreKind::ScaledDot, 0, {}, true, true, false, false, false},
-    {ScoreKind::General, 1, {{"score_w", {"D", "Dk"}, 2}}, false, true, false, false, false},
+    // kind                weights                                   scaled commute hidden keyW  expr  rotary
+    {ScoreKind::Dot, 0, {}, false, true, false, false, false, true},
+    {ScoreKind::ScaledDot, 0, {}, true, true, false, false, false, true},
+    {ScoreKind::General, 1, {{"score_w", {"D", "Dk"}, 2}}, false, true, false, false, false, false},
     {ScoreKind::Additive, 3,
      {{"score_wq", {"N", "D"}, 2}, {"score_wk", {"N", "Dk"}, 2}, {"score_wv", {"N"}, 1}},
-     false, false, true, true, false},
-    {ScoreKind::Custom, 0, {}, false, false, false, false, true},
+     false, false, true, true, false, false},
+    {ScoreKind::Custom, 0, {}, false, false, false, false, true, true},
     // (q/|q|).(k/|k|): a scale of q cancels in the normalization.
-    {ScoreKind::Cosine, 0, {}, false, false, false, false, false},
+    {ScoreKind::Cosine, 0, {}, false, false, false, false, false, true},
 };
 
 inline const ScoreKindInfo &kindInfo(ScoreKind kind) { return kScoreKinds[(int)kind]; }
@@ -279,7 +309,10 @@ inline std::optional<Layout> parseLayout(std::string_view name) {
   return parseKind<Layout, Layout::BSHD>(name);
 }
 inline std::optional<PositionalKind> parsePositionalKind(std::string_view name) {
-  return parseKind<PositionalKind, PositionalKind::Sinusoidal>(name);
+  return parseKind<PositionalKind, PositionalKind::Rotary>(name);
+}
+inline std::optional<RotaryStyle> parseRotaryStyle(std::string_view name) {
+  return parseKind<RotaryStyle, RotaryStyle::Interleaved>(name);
 }
 
 } // namespace attnc

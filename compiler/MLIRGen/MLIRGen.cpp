@@ -181,6 +181,8 @@ private:
   bool mlirGen(const KernelSpec &spec) {
     Kernel kernel = buildFunction(spec);
     auto [q, k, v] = attentionInputs(kernel);
+    q = rotated(kernel, q, mlir::attn::RotaryRows::queries);
+    k = rotated(kernel, k, mlir::attn::RotaryRows::keys);
     Value s = scoreChain(kernel, q, k);
     buildOutputs(kernel, s, v);
     return true;
@@ -230,6 +232,18 @@ private:
     k = projectHeads(l, spec, xkv, values["w_k"], bias("b_k"), spec.kvHeads, keyDim);
     v = projectHeads(l, spec, xkv, values["w_v"], bias("b_v"), spec.kvHeads, valueDim);
     return {q, k, v};
+  }
+
+  /// q or k turned by rotary embeddings (after the projection, if any).
+  Value rotated(Kernel &kernel, Value x, mlir::attn::RotaryRows rows) {
+    const KernelSpec &spec = kernel.spec;
+    if (spec.positional != PositionalKind::Rotary)
+      return x;
+    return builder.create<mlir::attn::RotaryOp>(
+        kernel.l, x, builder.getF64FloatAttr(spec.rotary.base),
+        builder.getStringAttr(toString(spec.rotary.style)),
+        builder.getI64IntegerAttr(spec.rotary.dims),
+        builder.getStringAttr(mlir::attn::stringifyRotaryRows(rows)));
   }
 
   /// score -> scale -> softcap? -> bias? -> mask*: the masked scores.

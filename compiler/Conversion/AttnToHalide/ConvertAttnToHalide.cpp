@@ -5,8 +5,8 @@
 // ReadContract.cpp), layout (`attn.layout`), sizes (the attention op's
 // operand types), score kind and hidden size, scale and where it applies,
 // softcap, bias, mask terms and windows, key interval, outputs (weights /
-// lse results of the fused op), projections (traced through positions /
-// project / split_heads / merge_heads) and the custom expression regions
+// lse results of the fused op), projections (traced through rotary /
+// positions / project / split_heads / merge_heads) and the custom expression regions
 // (translated to owned graphs by RegionToHalide.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -90,23 +90,55 @@ public:
     return success();
   }
 
+  /// Rotary embeddings: attn.rotary on both q (rows = queries) and k (rows =
+  /// keys) with one base, style and dims, or on neither. `q` and `k` become
+  /// the values they turn.
+  LogicalResult readRotary(attn::AttentionOp op, Value &q, Value &k, bool &rotary,
+                           halide_backend::KernelDesc &spec) {
+    auto rq = q.getDefiningOp<attn::RotaryOp>(), rk = k.getDefiningOp<attn::RotaryOp>();
+    rotary = rq || rk;
+    if (!rotary)
+      return success();
+    if (!rq || !rk)
+      return op.emitOpError("rotary embeddings must turn both q and k");
+    if (rq.getRows() != "queries" || rk.getRows() != "keys")
+      return op.emitOpError("q must be turned at the queries' positions and k at the keys'");
+    if (rq.getBase() != rk.getBase() || rq.getStyle() != rk.getStyle() ||
+        rq.getDims() != rk.getDims())
+      return op.emitOpError("q and k must be turned with the same base, style and dims");
+    spec.rotary.base = rq.getBase().convertToDouble();
+    spec.rotary.style = *parseRotaryStyle(rq.getStyle().str()); // verified a style
+    spec.rotary.dims = (long)rq.getDims();
+    q = rq.getInput();
+    k = rk.getInput();
+    return success();
+  }
+
   LogicalResult read(attn::AttentionOp op, halide_backend::KernelDesc &spec) {
     Value xq, xk, xv;
+    Value q = op.getQuery(), k = op.getKey();
+    bool rotary = false;
     spec.projBias = {};
-    if (failed(readInput(op.getQuery(), "w_q", "b_q", spec.projBias.q, xq, spec)) ||
-        failed(readInput(op.getKey(), "w_k", "b_k", spec.projBias.k, xk, spec)) ||
+    if (failed(readRotary(op, q, k, rotary, spec)) ||
+        failed(readInput(q, "w_q", "b_q", spec.projBias.q, xq, spec)) ||
+        failed(readInput(k, "w_k", "b_k", spec.projBias.k, xk, spec)) ||
         failed(readInput(op.getValue(), "w_v", "b_v", spec.projBias.v, xv, spec)))
       return failure();
+    if (rotary) {
+      if (spec.positional == PositionalKind::Sinusoidal)
+        return op.emitOpError("sinusoidal positions and rotary embeddings exclude each other");
+      spec.positional = PositionalKind::Rotary;
+    }
     if (!xq && !xk && !xv) {
       const std::pair<Value, const char *> data[] = {
-          {op.getQuery(), "q"}, {op.getKey(), "k"}, {op.getValue(), "v"}};
+          {q, "q"}, {k, "k"}, {op.getValue(), "v"}};
       for (const auto &[value, name] : data)
         if (argName(value) != name)
           return op.emitOpError("operand '") << name << "' must be the kernel argument '"
                                              << name << "'";
       spec.project = ProjectKind::None;
       spec.projBias = {};
-      spec.positional = PositionalKind::None;
+      spec.positional = rotary ? PositionalKind::Rotary : PositionalKind::None;
       return success();
     }
     if (!xq || !xk || !xv || xk != xv)

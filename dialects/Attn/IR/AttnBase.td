@@ -61,6 +61,16 @@ def Attn_PositionalKindAttr : StrEnumAttr<"PositionalKind", "position encoding",
   let cppNamespace = "::mlir::attn";
 }
 
+def Attn_RotaryStyleAttr : StrEnumAttr<"RotaryStyle", "channel pairs of rotary embeddings", [
+    StrEnumAttrCase<"half">, StrEnumAttrCase<"interleaved">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_RotaryRowsAttr : StrEnumAttr<"RotaryRows", "whose positions rotary embeddings use", [
+    StrEnumAttrCase<"queries">, StrEnumAttrCase<"keys">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
 def Attn_LayoutAttr : StrEnumAttr<"Layout", "memory order of q, k, v, out", [
     StrEnumAttrCase<"bhsd">, StrEnumAttrCase<"bshd">]> {
   let cppNamespace = "::mlir::attn";

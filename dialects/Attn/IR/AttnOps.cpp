@@ -14,6 +14,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -320,6 +322,20 @@ static LogicalResult verify(MergeHeadsOp op) {
       !ShapedType::isDynamic(dim(r, 2)) && dim(r, 2) != dim(x, 1) * dim(x, 3))
     return op.emitOpError("result width ") << dim(r, 2) << " is not heads (" << dim(x, 1)
                                            << ") x head width (" << dim(x, 3) << ")";
+  return success();
+}
+
+//===- Rotary position embeddings ------------------------------------------===//
+
+static LogicalResult verify(RotaryOp op) {
+  double base = op.getBase().convertToDouble();
+  if (!(base > 1.0) || !std::isfinite(base))
+    return op.emitOpError("base must be a finite number greater than 1, got ") << base;
+  int64_t dims = op.getDims(), width = dim(op.getInput(), 3);
+  if (dims < 2 || dims % 2 != 0)
+    return op.emitOpError("dims must be even and at least 2, got ") << dims;
+  if (!ShapedType::isDynamic(width) && dims > width)
+    return op.emitOpError("rotates ") << dims << " channels of rows " << width << " wide";
   return success();
 }
 

@@ -247,6 +247,30 @@ def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rotary position embeddings (LANGUAGE.md 9.2)
+//===----------------------------------------------------------------------===//
+
+def Attn_RotaryOp : Attn_Op<"rotary", [NoSideEffect, SameOperandsAndResultType]> {
+  let summary = "turns each row of q or k [B, heads, L, W] by its position (RoPE)";
+  let description = [{
+    Rotates channel pairs of every row in float32: with `style = "half"` the
+    pairs (c, c + dims/2) (GPT-NeoX, Llama), with `"interleaved"` (2c, 2c + 1)
+    (GPT-J), c < dims/2, by the angle `t * base^(-2c / dims)`:
+    `(x, y) -> (x cos - y sin, y cos + x sin)`. Channels from `dims` on pass
+    through. `rows = "keys"`: row j is at position j; `rows = "queries"`:
+    row i is at `ip = i + Lk - Lq`, aligned with the keys of the attention
+    it feeds (bottom-right, as the masks). Both q and k of one attention are
+    rotated with the same base, style and dims; the back end turns each row
+    once, never per (query, key) pair.
+  }];
+  let arguments = (ins Attn_Tensor4D:$input, F64Attr:$base, Attn_RotaryStyleAttr:$style,
+                       I64Attr:$dims, Attn_RotaryRowsAttr:$rows);
+  let results = (outs Attn_Tensor4D:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let verifier = [{ return ::verify(*this); }];
+}
+
+//===----------------------------------------------------------------------===//
 // Ops of expression regions
 //===----------------------------------------------------------------------===//
 

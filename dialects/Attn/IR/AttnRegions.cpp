@@ -43,7 +43,7 @@ LogicalResult mlir::attn::verifyExprRegion(Operation *op, Region &region, String
   if (withDot && !block.getArgument(ArgDot).getType().isF32())
     return op->emitOpError("'") << what << "' region takes " << signature
                                 << ", 'dot' is " << block.getArgument(ArgDot).getType();
-  auto yield = dyn_cast<YieldOp>(block.empty() ? nullptr : &block.back());
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(&block.back());
   if (!yield)
     return op->emitOpError("'") << what << "' region must end with attn.yield";
   if (yield.getValue().getType() != yieldType)

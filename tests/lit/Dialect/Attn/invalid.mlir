@@ -251,6 +251,16 @@ func @no_yield(%s: tensor<1x2x4x4xf32>) {
 
 // -----
 
+func @empty_block(%s: tensor<1x2x4x4xf32>) {
+  // expected-error @+1 {{'bias' region must end with attn.yield}}
+  %b = attn.bias %s {kind = "custom"} : tensor<1x2x4x4xf32> {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):
+  }
+  return
+}
+
+// -----
+
 func @mask_yields_float(%s: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{'mask' region must yield 'i1', got 'f32'}}
   %m = attn.mask %s {kind = "custom"} : tensor<1x2x4x4xf32> {
@@ -570,5 +580,45 @@ func @union_two_windows(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: te
 func @fused_sink_width_missing(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{'window' and 'sink' are required by, and only by, those masks}}
   %o = attn.attention %q, %k, %v {masks = ["sink"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @rotary_base(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'attn.rotary' op base must be a finite number greater than 1, got 1}}
+  %r = attn.rotary %q {base = 1.0 : f64, dims = 8 : i64, rows = "queries", style = "half"} : tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @rotary_odd_dims(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'attn.rotary' op dims must be even and at least 2, got 5}}
+  %r = attn.rotary %q {base = 1.0e4 : f64, dims = 5 : i64, rows = "queries", style = "half"} : tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @rotary_too_wide(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'attn.rotary' op rotates 10 channels of rows 8 wide}}
+  %r = attn.rotary %q {base = 1.0e4 : f64, dims = 10 : i64, rows = "keys", style = "half"} : tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @rotary_style(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'attn.rotary' op attribute 'style' failed to satisfy constraint: channel pairs of rotary embeddings}}
+  %r = attn.rotary %q {base = 1.0e4 : f64, dims = 8 : i64, rows = "keys", style = "sideways"} : tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func @rotary_rows(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'attn.rotary' op attribute 'rows' failed to satisfy constraint: whose positions rotary embeddings use}}
+  %r = attn.rotary %q {base = 1.0e4 : f64, dims = 8 : i64, rows = "values", style = "half"} : tensor<1x2x4x8xf32>
   return
 }

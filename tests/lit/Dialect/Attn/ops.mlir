@@ -118,3 +118,12 @@ func @fused_regions(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor
   }
   return %o#0, %o#1, %o#2 : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32>
 }
+
+// CHECK-LABEL: func @rotary
+func @rotary(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>) {
+  // CHECK: attn.rotary %{{.*}} {base = 1.000000e+04 : f64, dims = 64 : i64, rows = "queries", style = "half"} : tensor<?x8x?x64xf32>
+  %rq = attn.rotary %q {base = 1.0e4 : f64, dims = 64 : i64, rows = "queries", style = "half"} : tensor<?x8x?x64xf32>
+  // CHECK: attn.rotary %{{.*}} {base = 5.000000e+05 : f64, dims = 32 : i64, rows = "keys", style = "interleaved"} : tensor<?x2x?x64xf32>
+  %rk = attn.rotary %k {base = 5.0e5 : f64, dims = 32 : i64, rows = "keys", style = "interleaved"} : tensor<?x2x?x64xf32>
+  return %rq, %rk : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>
+}
