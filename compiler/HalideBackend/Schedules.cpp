@@ -140,12 +140,36 @@ void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &not
   notes.push_back("q_norm_sq, k_norm_sq, k_unit: compute_root, once per row");
 }
 
+/// Rows turned by rotary embeddings with every load dense: d is split at its
+/// pair boundary (dims/2 for half, 2 for interleaved) and the outer part
+/// unrolled, so each unrolled copy knows on which side of its pairs it is
+/// and reads partner channels and table entries at affine offsets instead
+/// of gathering them. Returns (inner, outer) for reordering.
+std::pair<Var, Var> vectorizeTurnedRows(Func rows, Var d, const RotarySpec &rotary, int vec) {
+  Var lane("d_lane"), side("d_side");
+  if (rotary.style == RotaryStyle::Half) {
+    int half = (int)rotary.dims / 2;
+    rows.split(d, side, lane, half, TailStrategy::GuardWithIf)
+        .unroll(side)
+        .vectorize(lane, std::min(vec, half), TailStrategy::GuardWithIf);
+  } else {
+    rows.split(d, lane, side, 2, TailStrategy::GuardWithIf)
+        .reorder(side, lane)
+        .unroll(side)
+        .vectorize(lane, vec, TailStrategy::GuardWithIf);
+  }
+  return {lane, side};
+}
+
 /// Rotary embeddings: the cos/sin table once per call, and the keys turned
 /// once at the root (the Q.K^T loops read each key row once per query
-/// tile). Queries turn where q_scaled is computed, per query tile.
-void scheduleRotary(AlgorithmFuncs &f, int vec, std::vector<std::string> &notes) {
+/// tile). Queries turn where the tile's queries are gathered (`qLevel`, or
+/// wherever q_scaled is inlined with the simple policy).
+void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
+                    std::optional<LoopLevel> qLevel) {
   if (!f.ropeTable.defined())
     return;
+  const RotarySpec &rotary = config.kernel.rotary;
   f.ropeInvFreq.compute_root();
   std::vector<Var> t = f.ropeTable.args(); // (c, p)
   Var po("po"), pi("pi");
@@ -154,15 +178,18 @@ void scheduleRotary(AlgorithmFuncs &f, int vec, std::vector<std::string> &notes)
       .split(t[1], po, pi, 64, TailStrategy::GuardWithIf)
       .parallel(po);
   Var jo("jo"), ji("ji"), task("task");
-  f.kIn.compute_root()
-      .vectorize(f.d, vec, TailStrategy::GuardWithIf)
-      .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
-      .reorder(f.d, ji, jo, f.g, f.b)
-      .fuse(jo, f.g, task)
-      .fuse(task, f.b, task)
-      .parallel(task);
-  notes.push_back("rope_cos_sin: compute_root (float64 angles); k_in: keys turned once, "
-                  "compute_root, 64-row tasks parallel");
+  f.kIn.compute_root().split(f.j, jo, ji, 64, TailStrategy::GuardWithIf);
+  auto [lane, side] = vectorizeTurnedRows(f.kIn, f.d, rotary, vec);
+  f.kIn.reorder(lane, side, ji, jo, f.g, f.b).fuse(jo, f.g, task).fuse(task, f.b, task).parallel(task);
+  std::string note = "rope_cos_sin: compute_root (float64 angles); k_in: keys turned once, "
+                     "compute_root, 64-row tasks parallel";
+  if (qLevel) {
+    // The cosine score's root-level row norms read q_in too.
+    f.qIn.compute_at(f.qNormSq.defined() ? LoopLevel::root() : *qLevel);
+    vectorizeTurnedRows(f.qIn, f.d, rotary, vec);
+    note += "; q_in: per query tile";
+  }
+  f.scheduleNotes.push_back(note + "; d split at the pairs, loads dense");
 }
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
@@ -280,7 +307,7 @@ void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
 }
 
 /// The queries of a tile (and the general / additive score's hoisted parts).
-void scheduleTunedQueries(AlgorithmFuncs &f, const TunedPlan &p) {
+void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
   const int vec = p.vec;
   std::vector<std::string> &notes = f.scheduleNotes;
   Var d = f.d, qt = f.qt, i = f.i, j = f.j;
@@ -293,6 +320,7 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const TunedPlan &p) {
         i, vec, TailStrategy::GuardWithIf);
   if (f.qHoist.defined() && !f.kHoist.defined())
     f.qHoist.compute_at(qLevel); // general: W^T q per query tile
+  scheduleRotary(f, config, vec, qLevel);
   if (f.kHoist.defined()) {
     // Additive: W_q q and W_k k once per row, outside the (i, j) loops, as
     // matrix products over hidden-unit vectors; W is read transposed (a copy
@@ -436,19 +464,18 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.pvRows = divisorAtMost(p.TQ, std::max(1, 16 / p.dVectors));
   schedulePrecomputed(f, p.vec);
   scheduleScoreRows(f, p.vec, f.scheduleNotes);
-  scheduleRotary(f, p.vec, f.scheduleNotes);
   scheduleTunedState(f, p);
-  scheduleTunedQueries(f, p);
+  scheduleTunedQueries(f, config, p);
   scheduleTunedWeightedSum(f, p);
   scheduleTunedBlocks(f, config, p);
   scheduleTunedOutputs(f, p);
 }
 
-void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &, const Target &target) {
+void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
   for (Func p : f.precomputed)
     p.compute_root();
   scheduleScoreRows(f, target.natural_vector_size<float>(), f.scheduleNotes);
-  scheduleRotary(f, target.natural_vector_size<float>(), f.scheduleNotes);
+  scheduleRotary(f, config, target.natural_vector_size<float>(), std::nullopt);
   if (f.kHoist.defined()) {
     f.qHoist.compute_root();
     f.kHoist.compute_root();
