@@ -157,8 +157,8 @@ def projection_fn(torch, meta, t):
         mha.in_proj_bias.zero_()
         mha.out_proj.bias.zero_()
         # attnc multiplies x @ w (w: [model_dim, H*D]); PyTorch computes x @ W^T.
-        mha.in_proj_weight.copy_(torch.cat([t["w_q"].T, t["w_k"].T, t["w_v"].T], 0))
-        mha.out_proj.weight.copy_(t["w_o"].T)
+        mha.in_proj_weight.copy_(torch.cat([t["w_q"], t["w_k"], t["w_v"]], 0))
+        mha.out_proj.weight.copy_(t["w_o"])
     mha.eval()
     x = t["x"]
 

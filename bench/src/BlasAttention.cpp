@@ -236,8 +236,9 @@ struct BlasAttention::Impl {
         w = in[3].data.data(), y = V.data(), cols = GDv, width = c.Dv,
         col0 = (item - c.H - c.G) * c.Dv;
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, width, Mdl,
-                  1.f, x, Mdl, w + col0, cols, 0.f, y + col0, cols);
+      // w : [cols, Mdl] (nn.Linear): rows col0 .. col0 + width of it, transposed.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, width, Mdl,
+                  1.f, x, Mdl, w + col0 * Mdl, Mdl, 0.f, y + col0, cols);
     });
     pool.parallelFor(c.B * c.H, [&](int64_t bh, int t) {
       int64_t b = bh / c.H, h = bh % c.H, g = h / (c.H / c.G);
@@ -259,8 +260,8 @@ struct BlasAttention::Impl {
     const int64_t block = 64;
     pool.parallelFor((rows + block - 1) / block, [&](int64_t blk, int) {
       int64_t r0 = blk * block, n = std::min(block, rows - r0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, Mdl, HDv, 1.f,
-                  &A[r0 * HDv], HDv, in[4].data.data(), Mdl, 0.f, out + r0 * Mdl,
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, Mdl, HDv, 1.f,
+                  &A[r0 * HDv], HDv, in[4].data.data(), HDv, 0.f, out + r0 * Mdl,
                   Mdl);
     });
   }

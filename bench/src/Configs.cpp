@@ -273,10 +273,11 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
   case Kind::Projection: {
     float s = 1.0f / std::sqrt(float(c.modelDim));
     in.push_back(uniformTensor("x", {c.B, c.Lq, c.modelDim}, seed, 1, fill));
-    in.push_back(uniformTensor("w_q", {c.modelDim, c.H * c.D}, seed, s, fill));
-    in.push_back(uniformTensor("w_k", {c.modelDim, c.G * c.D}, seed, s, fill));
-    in.push_back(uniformTensor("w_v", {c.modelDim, c.G * c.Dv}, seed, s, fill));
-    in.push_back(uniformTensor("w_o", {c.H * c.Dv, c.modelDim}, seed,
+    // nn.Linear's layout, [out_features, in_features] (LANGUAGE.md 9.7).
+    in.push_back(uniformTensor("w_q", {c.H * c.D, c.modelDim}, seed, s, fill));
+    in.push_back(uniformTensor("w_k", {c.G * c.D, c.modelDim}, seed, s, fill));
+    in.push_back(uniformTensor("w_v", {c.G * c.Dv, c.modelDim}, seed, s, fill));
+    in.push_back(uniformTensor("w_o", {c.modelDim, c.H * c.Dv}, seed,
                                1.0f / std::sqrt(float(c.H * c.Dv)), fill));
     break;
   }

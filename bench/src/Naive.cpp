@@ -129,14 +129,15 @@ static void naiveAdditive(const Config &c, const std::vector<Tensor> &in,
   });
 }
 
-// y[rows, cols] = x[rows, inner] @ w[inner, cols], rows split over the pool.
+// y[rows, cols] = x[rows, inner] @ w[cols, inner]^T (nn.Linear's layout),
+// rows split over the pool.
 static void naiveMatmul(const float *x, const float *w, float *y, int64_t rows,
                         int64_t inner, int64_t cols, ThreadPool &pool) {
   pool.parallelFor(rows, [&](int64_t r, int) {
     for (int64_t col = 0; col < cols; ++col) {
       float acc = 0.f;
       for (int64_t e = 0; e < inner; ++e)
-        acc += x[r * inner + e] * w[e * cols + col];
+        acc += x[r * inner + e] * w[col * inner + e];
       y[r * cols + col] = acc;
     }
   });

@@ -177,6 +177,7 @@ struct KernelSpec {
 
   ProjectKind project = ProjectKind::None;
   int64_t modelDim = 0;
+  int64_t kvModelDim = 0; // kv_model_dim: the width of x_kv; 0 = model_dim
   ProjBias projBias; // proj_bias: which projections have a bias
   PositionalKind positional = PositionalKind::None;
   RotarySpec rotary; // PositionalKind::Rotary; dims filled in by Sema

@@ -139,6 +139,8 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   }
   field("project", toString(spec.project));
   field("model_dim", spec.modelDim ? std::to_string(spec.modelDim) : "none");
+  if (spec.kvModelDim)
+    field("kv_model_dim", std::to_string(spec.kvModelDim));
   field("proj_bias", spec.projBias.text(hasOutputProjection(spec.project)));
   field("positional", spec.positional == PositionalKind::Rotary ? spec.rotary.text()
                                                                 : toString(spec.positional));

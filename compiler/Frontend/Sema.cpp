@@ -123,6 +123,11 @@ public:
       return true; // required with `project`: checked with the cross-field rules
     return dimField(f, 0, spec_.modelDim);
   }
+  bool resolveKvModelDim(const FieldAST *f) {
+    if (!f)
+      return true;
+    return dimField(f, 0, spec_.kvModelDim);
+  }
   /// `true`, `false`, or the projections that have one: `proj_bias = q, v, o`.
   bool resolveProjBias(const FieldAST *f) {
     if (!f)
@@ -808,6 +813,11 @@ void KernelSema::checkCrossFieldRules() {
       diag_.error(locOf("project"), std::string("'project = ") + toString(spec_.project) +
                                         "' needs 'model_dim', the width of the "
                                         "un-projected input");
+    if (given("kv_model_dim") && !failed("kv_model_dim") &&
+        spec_.project != ProjectKind::QKV && spec_.project != ProjectKind::QKVOut)
+      diag_.error(locOf("kv_model_dim"),
+                  "'kv_model_dim' is the width of 'x_kv' and needs 'project = qkv' or "
+                  "'qkv_out' (cross-attention)");
     if (!hasProject) {
       if (given("model_dim") && !failed("model_dim"))
         diag_.error(locOf("model_dim"), "'model_dim' is only meaningful with 'project'");
@@ -899,6 +909,7 @@ const FieldInfo kFields[] = {
     {"project", "one of: none, self_qkv, qkv, qkv_out, self_qkv_out",
      &KernelSema::resolveProject},
     {"model_dim", "an integer >= 1", &KernelSema::resolveModelDim},
+    {"kv_model_dim", "an integer >= 1", &KernelSema::resolveKvModelDim},
     {"proj_bias", "one of: true, false, or the projections with a bias (e.g. 'q, v, o')",
      &KernelSema::resolveProjBias},
     {"positional", "one of: none, sinusoidal, rotary(base = B, style = half | interleaved, dims = N)",

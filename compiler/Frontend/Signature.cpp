@@ -26,6 +26,7 @@ SizeTable sizesOf(const KernelSpec &spec) {
   t.Dk = spec.keyDim;
   t.Dv = spec.valueDim;
   t.M = spec.modelDim;
+  t.Mkv = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
   return t;
 }
 
@@ -34,7 +35,7 @@ bool SizeTable::lookup(const std::string &name, ArgDim &dim) const {
     const char *name;
     int64_t value;
   } table[] = {{"B", B},   {"H", H},   {"G", G},   {"Lq", Lq}, {"Lk", Lk},
-               {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M}};
+               {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M},   {"Mkv", Mkv}};
   for (const auto &row : table) {
     if (name == row.name) {
       dim = {row.name, row.value};
@@ -89,19 +90,20 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   case ProjectKind::QKV:
   case ProjectKind::QKVOut:
     add("x_q", ElemType::F32, dims({"B", "Lq", "M"}));
-    add("x_kv", ElemType::F32, dims({"B", "Lk", "M"}));
+    add("x_kv", ElemType::F32, dims({"B", "Lk", spec.kvModelDim ? "Mkv" : "M"}));
     break;
   }
 
   // Projection weights, then biases.
   if (spec.project != ProjectKind::None) {
     bool outProj = hasOutputProjection(spec.project);
-    ArgDim m = dims({"M"})[0];
-    add("w_q", ElemType::F32, {m, product("H*D", sizes.H, sizes.D)});
-    add("w_k", ElemType::F32, {m, product("G*D", sizes.G, sizes.Dk)});
-    add("w_v", ElemType::F32, {m, product("G*Dv", sizes.G, sizes.Dv)});
+    // nn.Linear's layout, [out_features, in_features] (LANGUAGE.md 9.7).
+    ArgDim m = dims({"M"})[0], mkv = dims({spec.kvModelDim ? "Mkv" : "M"})[0];
+    add("w_q", ElemType::F32, {product("H*D", sizes.H, sizes.D), m});
+    add("w_k", ElemType::F32, {product("G*D", sizes.G, sizes.Dk), mkv});
+    add("w_v", ElemType::F32, {product("G*Dv", sizes.G, sizes.Dv), mkv});
     if (outProj)
-      add("w_o", ElemType::F32, {product("H*Dv", sizes.H, sizes.Dv), m});
+      add("w_o", ElemType::F32, {m, product("H*Dv", sizes.H, sizes.Dv)});
     if (spec.projBias.q)
       add("b_q", ElemType::F32, {product("H*D", sizes.H, sizes.D)});
     if (spec.projBias.k)

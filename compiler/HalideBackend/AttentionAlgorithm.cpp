@@ -264,12 +264,12 @@ private:
 
   Expr clampRow(const Expr &r, const Expr &extent) { return clamp(r, 0, extent - 1); }
 
-  /// x (+ sinusoidal positions) as (m, t, b).
-  Func positioned(const std::string &name) {
+  /// x (+ sinusoidal positions) as (m, t, b); `width` is x's last dimension.
+  Func positioned(const std::string &name, int64_t width) {
     ImageParam x = param(name);
     Func xp = exactFunc(name + "_pos");
     if (spec.positional == PositionalKind::Sinusoidal) {
-      Expr M = Expr((int32_t)spec.modelDim);
+      Expr M = Expr((int32_t)width);
       Expr even = f.m - f.m % 2;
       Expr angle = cast<float>(f.i) /
                    Halide::pow(10000.0f, cast<float>(even) / cast<float>(M));
@@ -281,14 +281,27 @@ private:
     return xp;
   }
 
-  /// x @ w (+ bias) for one head: (d, row, head, b).
+  /// A weight [N, M] (nn.Linear's [out, in]) as the matrix products read
+  /// it, (n, m) with n innermost: a copy transposed once per call, so their
+  /// micro-kernels load whole vectors of output columns (the packing of a
+  /// GEMM's B panel).
+  Func transposedWeight(const std::string &w) {
+    ImageParam weight = param(w);
+    Func t = exactFunc(w + "_t");
+    t(f.n, f.m) = weight(f.m, f.n);
+    f.weightTransposes.push_back(t);
+    return t;
+  }
+
+  /// x @ w^T (+ bias) for one head: (d, row, head, b).
   Func project(Func x, const std::string &w, const std::string &bias, bool hasBias, Expr width,
-               const std::string &name) {
-    RDom r(0, (int32_t)spec.modelDim, name + "_r");
+               const std::string &name, int64_t inWidth) {
+    RDom r(0, (int32_t)inWidth, name + "_r");
     Func p = exactFunc(name);
     Expr c = f.h * width + f.d;
+    Func wT = transposedWeight(w);
     p(f.d, f.i, f.h, f.b) = 0.0f;
-    p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * param(w)(c, r);
+    p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * wT(c, r);
     f.precomputed.push_back(p);
     Func biased = exactFunc(name + "_b");
     if (hasBias)
@@ -317,11 +330,12 @@ private:
     default: {
       bool self = spec.project == ProjectKind::SelfQKV ||
                   spec.project == ProjectKind::SelfQKVOut;
-      Func xq = positioned(self ? "x" : "x_q");
-      Func xkv = self ? xq : positioned("x_kv");
-      Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj");
-      Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj");
-      Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj");
+      int64_t kvWidth = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
+      Func xq = positioned(self ? "x" : "x_q", spec.modelDim);
+      Func xkv = self ? xq : positioned("x_kv", kvWidth);
+      Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim);
+      Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth);
+      Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth);
       qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
       kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
@@ -578,7 +592,8 @@ private:
       RDom r(0, f.Dv, 0, f.H, "ro");
       Func proj = exactFunc("out_proj");
       proj(f.m, i, b) = 0.0f;
-      proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * param("w_o")(f.m, r.y * f.Dv + r.x);
+      Func woT = transposedWeight("w_o");
+      proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * woT(f.m, r.y * f.Dv + r.x);
       f.out(f.m, i, b) = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
       f.precomputed.push_back(proj);
     } else if (spec.layout == Layout::BSHD) {

@@ -74,6 +74,8 @@ struct AlgorithmFuncs {
   /// producer order; those with an update definition are the projections'
   /// matrix products (the output projection reads `attn`).
   std::vector<Halide::Func> precomputed;
+  /// Projection weights [N, M] transposed to (n, m) for the matrix products.
+  std::vector<Halide::Func> weightTransposes;
 
   // One key block of one query tile.
   Halide::Func qk = exactFunc("qk");                    // (j, i, h, b): the raw score reduction

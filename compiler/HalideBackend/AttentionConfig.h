@@ -75,7 +75,8 @@ struct KernelDesc {
   std::vector<std::vector<int>> maskGroups;
 
   ProjectKind project = ProjectKind::None;
-  int64_t modelDim = 0;
+  int64_t modelDim = 0;   // the width of x or x_q
+  int64_t kvModelDim = 0; // the width of x_kv (== modelDim for self-attention)
   ProjBias projBias; // which projections have a bias
   PositionalKind positional = PositionalKind::None;
   RotarySpec rotary; // PositionalKind::Rotary: q and k turned before the score

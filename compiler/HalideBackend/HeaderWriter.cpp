@@ -94,7 +94,11 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
      << "\n *   mask = " << masksText(spec) << "\n";
   os << " *   project = " << toString(spec.project);
   if (spec.project != ProjectKind::None)
-    os << ", model_dim = " << spec.modelDim << ", proj_bias = "
+    os << ", model_dim = " << spec.modelDim
+       << (spec.kvModelDim && spec.kvModelDim != spec.modelDim
+               ? ", kv_model_dim = " + std::to_string(spec.kvModelDim)
+               : std::string())
+       << ", proj_bias = "
        << spec.projBias.text(spec.outputProjected());
   if (spec.positional == PositionalKind::Rotary)
     os << ", positional = " << spec.rotary.text();

@@ -104,10 +104,24 @@ void scheduleProjectionAt(Func p, LoopLevel level, int vec) {
   blockMatrixProduct(p, vec, Var("rowO"));
 }
 
+/// Projection weights transposed once per call, in vec x vec tiles
+/// vectorized both ways (dense loads, shuffles), tiles of rows in parallel.
+void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
+  for (Func t : f.weightTransposes) {
+    Var n = t.args()[0], m = t.args()[1], no("no"), mo("mo"), ni("ni"), mi("mi");
+    t.compute_root()
+        .tile(n, m, no, mo, ni, mi, vec, vec, TailStrategy::GuardWithIf)
+        .vectorize(ni)
+        .unroll(mi)
+        .parallel(mo);
+  }
+}
+
 /// Root-level precomputations: projections as register-blocked matrix
 /// products; the rest vectorized over the innermost dimension and parallel
 /// over the outermost.
 void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
+  scheduleWeightTransposes(f, vec);
   bool outProjected = false;
   for (Func p : f.precomputed) {
     if (p.has_update_definition()) {

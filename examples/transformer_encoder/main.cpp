@@ -35,7 +35,7 @@ std::vector<float> randomVector(std::mt19937 &rng, size_t n, double scale) {
 }
 
 struct Block {
-  std::vector<float> wq, wk, wv, wo, bq, bk, bv, bo; // x @ w: [M, M]; biases [M]
+  std::vector<float> wq, wk, wv, wo, bq, bk, bv, bo; // nn.Linear's [out, in]: [M, M]; biases [M]
   std::vector<float> w1, b1, w2, b2;                 // FFN: [M, F], [F], [F, M], [M]
   std::vector<float> g1, beta1, g2, beta2;           // layer norms: [M]
 
@@ -124,7 +124,7 @@ std::vector<double> referenceAttention(const Block &w, const std::vector<float> 
       for (int64_t o = 0; o < kM; ++o) {
         double a = bias[o];
         for (int64_t c = 0; c < kM; ++c)
-          a += in[r * kM + c] * double(wt[c * kM + o]);
+          a += in[r * kM + c] * double(wt[o * kM + c]); // x @ w^T
         out[r * kM + o] = a;
       }
   };

@@ -118,6 +118,8 @@ class MultiheadAttention(_torch.nn.Module):
                      "  heads = %d; head_dim = %d" % (self.num_heads, self.head_dim)]
             if projecting:
                 lines.append("  project = qkv_out; model_dim = %d" % self.embed_dim)
+                if self.kdim != self.embed_dim:
+                    lines.append("  kv_model_dim = %d" % self.kdim)
                 lines.append("  proj_bias = %s" % ("true" if bias else "false"))
             else:
                 lines.append("  layout = bshd")
@@ -154,9 +156,10 @@ class MultiheadAttention(_torch.nn.Module):
         if self.training and self.dropout > 0:
             raise RuntimeError("attnc.torch.MultiheadAttention: dropout is a training-time "
                                "operation attnc does not generate; use dropout=0.0")
-        # One projecting kernel when key and value are one tensor of the query's
-        # width (checked before any reshape makes them distinct objects).
-        same_kv = key is value and self._qkv_same_embed_dim
+        # One projecting kernel when key and value are one tensor (checked
+        # before any reshape makes them distinct objects), of the query's width
+        # or of kdim = vdim (kv_model_dim).
+        same_kv = key is value and self.kdim == self.vdim
         batched = query.dim() == 3
         if not batched:
             query, key, value = (t.unsqueeze(1 if not self.batch_first else 0)
@@ -181,11 +184,10 @@ class MultiheadAttention(_torch.nn.Module):
         if key_padding_mask is not None:
             pad = [(key_padding_mask != 0).to(_torch.uint8).contiguous()]
         if same_kv:
-            # The kernel's projection weights are x @ w ([in, out]); nn.Linear
-            # stores [out, in] (LANGUAGE.md 9.7 makes that the kernel's layout;
-            # until it lands the weights are transposed here, E x E per call).
+            # The kernel's projection weights are nn.Linear's [out, in]
+            # (LANGUAGE.md 9.7): the module's own tensors, never copied.
             args = [query.contiguous(), key.contiguous()]
-            args += [w.t().contiguous() for w in (w_q, w_k, w_v, self.out_proj.weight)]
+            args += [w.contiguous() for w in (w_q, w_k, w_v, self.out_proj.weight)]
             if bias:
                 args += [b_q, b_k, b_v, self.out_proj.bias]
             result = kernel(*args, *pad)

@@ -97,16 +97,7 @@ TEST_P(Features, CrossProjectionWithSomeBiases) {
   Ref v = projectHeads(xkv, wv, &bv, s.B, s.Lk, M, H, D, false);
   Problem p{s.B, H, H, D, D, s.Lq, s.Lk, 1 / std::sqrt((double)D)};
   Outputs r = attention(p, q, k, v);
-  Ref ref((size_t)s.B * s.Lq * M, 0.0);
-  for (int b = 0; b < s.B; ++b)
-    for (int t = 0; t < s.Lq; ++t)
-      for (int m = 0; m < M; ++m) {
-        double acc = bo[m];
-        for (int h = 0; h < H; ++h)
-          for (int c = 0; c < D; ++c)
-            acc += r.out[(((size_t)b * H + h) * s.Lq + t) * D + c] * wo[(size_t)(h * D + c) * M + m];
-        ref[((size_t)b * s.Lq + t) * M + m] = acc;
-      }
+  Ref ref = outputProject(r.out, wo, &bo, s.B, s.Lq, H, D, M);
   expectClose("out", out, ref, 1e-4 * std::max(1.0, maxAbs(ref)), name(s));
 }
 
@@ -117,6 +108,28 @@ struct Plain {
       : q(uniform((size_t)s.B * 2 * s.Lq * 8, rng)), k(uniform((size_t)s.B * 2 * s.Lk * 8, rng)),
         v(uniform((size_t)s.B * 2 * s.Lk * 8, rng)), out((size_t)s.B * 2 * s.Lq * 8, NAN) {}
 };
+
+/// kv_model_dim (LANGUAGE.md 9.7): x_kv of another width than x_q, as
+/// nn.MultiheadAttention's kdim / vdim; weights in nn.Linear's layout.
+TEST_P(Features, CrossProjectionWithKvModelDim) {
+  const int H = 2, D = 4, M = 6, Mkv = 10;
+  Vec xq = uniform((size_t)s.B * s.Lq * M, rng), xkv = uniform((size_t)s.B * s.Lk * Mkv, rng);
+  Vec wq = uniform((size_t)H * D * M, rng), wk = uniform((size_t)H * D * Mkv, rng),
+      wv = uniform((size_t)H * D * Mkv, rng), wo = uniform((size_t)M * H * D, rng);
+  Vec bq = uniform((size_t)H * D, rng), bk = uniform((size_t)H * D, rng),
+      bv = uniform((size_t)H * D, rng), bo = uniform(M, rng);
+  Vec out((size_t)s.B * s.Lq * M, NAN);
+  ASSERT_EQ(proj_kdim_cross_run(xq.data(), xkv.data(), wq.data(), wk.data(), wv.data(), wo.data(),
+                                bq.data(), bk.data(), bv.data(), bo.data(), out.data(), s.B, s.Lq,
+                                s.Lk),
+            0);
+  Ref q = projectHeads(xq, wq, &bq, s.B, s.Lq, M, H, D, false);
+  Ref k = projectHeads(xkv, wk, &bk, s.B, s.Lk, Mkv, H, D, false);
+  Ref v = projectHeads(xkv, wv, &bv, s.B, s.Lk, Mkv, H, D, false);
+  Problem p{s.B, H, H, D, D, s.Lq, s.Lk, 1 / std::sqrt((double)D)};
+  Ref ref = outputProject(attention(p, q, k, v).out, wo, &bo, s.B, s.Lq, H, D, M);
+  expectClose("out", out, ref, 1e-4 * std::max(1.0, maxAbs(ref)), name(s));
+}
 
 TEST_P(Features, ExpressionScore) {
   Plain t(s, rng);

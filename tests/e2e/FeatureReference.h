@@ -97,7 +97,7 @@ inline Vec uniform(size_t n, std::mt19937 &rng) {
 
 inline Ref widen(const Vec &x) { return Ref(x.begin(), x.end()); }
 
-/// x[b, t, :] (+ sinusoidal positions) @ w (+ bias), split into heads:
+/// x[b, t, :] (+ sinusoidal positions) @ w^T (+ bias), split into heads:
 /// [B, L, M] -> [B, heads, L, width] (docs/language.md §4 (`project`)).
 inline Ref projectHeads(const Vec &x, const Vec &w, const Vec *bias, int B, int L, int M, int heads,
                  int width, bool positional) {
@@ -117,14 +117,14 @@ inline Ref projectHeads(const Vec &x, const Vec &w, const Vec *bias, int B, int 
           int col = h * width + d;
           double acc = bias ? (*bias)[col] : 0.0;
           for (int m = 0; m < M; ++m)
-            acc += row[m] * w[(size_t)m * heads * width + col];
+            acc += row[m] * w[(size_t)col * M + m]; // w : [heads*width, M] (nn.Linear)
           r[(((size_t)b * heads + h) * L + t) * width + d] = acc;
         }
     }
   return r;
 }
 
-/// The output projection: merged heads [B, L, H*Dv] @ w_o (+ b_o) -> [B, L, M].
+/// The output projection: merged heads [B, L, H*Dv] @ w_o^T (+ b_o) -> [B, L, M].
 inline Ref outputProject(const Ref &heads, const Vec &wo, const Vec *bo, int B, int L, int H,
                          int Dv, int M) {
   Ref r((size_t)B * L * M, 0.0);
@@ -135,7 +135,7 @@ inline Ref outputProject(const Ref &heads, const Vec &wo, const Vec *bo, int B, 
         for (int h = 0; h < H; ++h)
           for (int c = 0; c < Dv; ++c)
             acc += heads[(((size_t)b * H + h) * L + t) * Dv + c] *
-                   wo[(size_t)(h * Dv + c) * M + m];
+                   wo[(size_t)m * H * Dv + (h * Dv + c)]; // w_o : [M, H*Dv]
         r[((size_t)b * L + t) * M + m] = acc;
       }
   return r;

@@ -85,7 +85,12 @@ public:
     spec.positional = positioned ? PositionalKind::Sinusoidal : PositionalKind::None;
     if (argName(x).empty())
       return project.emitOpError("input must be a kernel argument (x, x_q or x_kv)");
-    spec.modelDim = project.getWeight().getType().cast<RankedTensorType>().getDimSize(0);
+    // w : [N, M]: its columns are the projected input's width.
+    int64_t width = project.getWeight().getType().cast<RankedTensorType>().getDimSize(1);
+    if (std::string(weight) == "w_q")
+      spec.modelDim = width;
+    else
+      spec.kvModelDim = width;
     source = x;
     return success();
   }

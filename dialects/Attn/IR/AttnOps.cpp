@@ -286,15 +286,16 @@ static LogicalResult verify(AttentionOp op) {
 
 static LogicalResult verify(ProjectOp op) {
   Value x = op.getInput(), w = op.getWeight(), r = op.getResult();
-  if (!compatible(dim(x, 2), dim(w, 0)))
-    return op.emitOpError("input width ") << dim(x, 2) << " differs from the weight's rows "
-                                          << dim(w, 0);
-  if (op.getBias() && !compatible(dim(op.getBias(), 0), dim(w, 1)))
+  // w : [N, M], nn.Linear's [out_features, in_features].
+  if (!compatible(dim(x, 2), dim(w, 1)))
+    return op.emitOpError("input width ") << dim(x, 2) << " differs from the weight's columns "
+                                          << dim(w, 1) << " (weights are [out, in])";
+  if (op.getBias() && !compatible(dim(op.getBias(), 0), dim(w, 0)))
     return op.emitOpError("bias width ") << dim(op.getBias(), 0)
-                                         << " differs from the weight's columns " << dim(w, 1);
+                                         << " differs from the weight's rows " << dim(w, 0);
   if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 1), dim(x, 1)) ||
-      !compatible(dim(r, 2), dim(w, 1)))
-    return op.emitOpError("result must be [B, L, N] for input [B, L, M] and weight [M, N]");
+      !compatible(dim(r, 2), dim(w, 0)))
+    return op.emitOpError("result must be [B, L, N] for input [B, L, M] and weight [N, M]");
   return success();
 }
 

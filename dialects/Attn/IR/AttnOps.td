@@ -214,10 +214,10 @@ def Attn_PositionsOp : Attn_Op<"positions", [NoSideEffect, SameOperandsAndResult
 }
 
 def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
-  let summary = "y[b, t, :] = x[b, t, :] @ w (+ bias): a linear projection";
+  let summary = "y[b, t, :] = x[b, t, :] @ w^T (+ bias): a linear projection";
   let description = [{
-    `x : [B, L, M]`, `w : [M, N]` (row-major, `x @ w`), optional
-    `bias : [N]`, result `[B, L, N]`. The q/k/v projections feed
+    `x : [B, L, M]`, `w : [N, M]` (`nn.Linear`'s layout, [out_features,
+    in_features], LANGUAGE.md 9.7), optional `bias : [N]`, result `[B, L, N]`. The q/k/v projections feed
     attn.split_heads; the output projection reads attn.merge_heads.
   }];
   let arguments = (ins Attn_Tensor3D:$input, TensorRankOf<[F32], [2]>:$weight,

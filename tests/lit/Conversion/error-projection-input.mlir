@@ -5,9 +5,9 @@
 func @p(%x: tensor<?x?x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>) -> tensor<?x2x?x4xf32>
     attributes {attn.arguments = [
       {name = "x_q", role = "data", shape = ["B", "Lq", "M=8"]},
-      {name = "w_q", role = "weight", shape = ["M=8", "H*D=8"]},
-      {name = "w_k", role = "weight", shape = ["M=8", "G*D=8"]},
-      {name = "w_v", role = "weight", shape = ["M=8", "G*Dv=8"]},
+      {name = "w_q", role = "weight", shape = ["H*D=8", "M=8"]},
+      {name = "w_k", role = "weight", shape = ["G*D=8", "M=8"]},
+      {name = "w_v", role = "weight", shape = ["G*Dv=8", "M=8"]},
       {name = "out", role = "output", shape = ["B", "H=2", "Lq", "Dv=4"]}], attn.layout = "bhsd", attn.seq_k_is_seq_q} {
   %0 = attn.project %x, %wq : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
   %1 = attn.split_heads %0 {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>

@@ -13,10 +13,10 @@
 func @self(%arg0: tensor<?x?x8xf32>, %arg1: tensor<8x8xf32>, %arg2: tensor<8x8xf32>, %arg3: tensor<8x8xf32>, %arg4: tensor<8x8xf32>, %arg5: tensor<8xf32>, %arg6: tensor<8xf32>, %arg7: tensor<8xf32>, %arg8: tensor<8xf32>) -> tensor<?x?x8xf32>
     attributes {attn.arguments = [
       {name = "x", role = "data", shape = ["B", "Lq", "M=8"]},
-      {name = "w_q", role = "weight", shape = ["M=8", "H*D=8"]},
-      {name = "w_k", role = "weight", shape = ["M=8", "G*D=8"]},
-      {name = "w_v", role = "weight", shape = ["M=8", "G*Dv=8"]},
-      {name = "w_o", role = "weight", shape = ["H*Dv=8", "M=8"]},
+      {name = "w_q", role = "weight", shape = ["H*D=8", "M=8"]},
+      {name = "w_k", role = "weight", shape = ["G*D=8", "M=8"]},
+      {name = "w_v", role = "weight", shape = ["G*Dv=8", "M=8"]},
+      {name = "w_o", role = "weight", shape = ["M=8", "H*Dv=8"]},
       {name = "b_q", role = "weight", shape = ["H*D=8"]},
       {name = "b_k", role = "weight", shape = ["G*D=8"]},
       {name = "b_v", role = "weight", shape = ["G*Dv=8"]},
@@ -38,9 +38,9 @@ func @cross(%arg0: tensor<?x?x8xf32>, %arg1: tensor<?x?x8xf32>, %arg2: tensor<8x
     attributes {attn.arguments = [
       {name = "x_q", role = "data", shape = ["B", "Lq", "M=8"]},
       {name = "x_kv", role = "data", shape = ["B", "Lk", "M=8"]},
-      {name = "w_q", role = "weight", shape = ["M=8", "H*D=8"]},
-      {name = "w_k", role = "weight", shape = ["M=8", "G*D=8"]},
-      {name = "w_v", role = "weight", shape = ["M=8", "G*Dv=8"]},
+      {name = "w_q", role = "weight", shape = ["H*D=8", "M=8"]},
+      {name = "w_k", role = "weight", shape = ["G*D=8", "M=8"]},
+      {name = "w_v", role = "weight", shape = ["G*Dv=8", "M=8"]},
       {name = "out", role = "output", shape = ["B", "H=2", "Lq", "Dv=4"]}], attn.layout = "bhsd"} {
   %0 = attn.project %arg0, %arg2 : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
   %1 = attn.split_heads %0 {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>

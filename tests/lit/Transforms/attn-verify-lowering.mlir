@@ -8,13 +8,13 @@ func @fused(%q: tensor<1x1x3x3xf32>, %k: tensor<1x1x3x3xf32>, %v: tensor<1x1x3x3
 // -----
 
 // Projections around the fused op, and the ops of its regions, are legal.
-func @projected(%x: tensor<1x3x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x4xf32>, %wv: tensor<8x4xf32>, %wo: tensor<8x8xf32>) -> tensor<1x3x8xf32> {
+func @projected(%x: tensor<1x3x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<4x8xf32>, %wv: tensor<4x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x3x8xf32> {
   %px = attn.positions %x {kind = "sinusoidal"} : tensor<1x3x8xf32>
   %q0 = attn.project %px, %wq : tensor<1x3x8xf32>, tensor<8x8xf32> -> tensor<1x3x8xf32>
   %q = attn.split_heads %q0 {heads = 2 : i64} : tensor<1x3x8xf32> -> tensor<1x2x3x4xf32>
-  %k0 = attn.project %px, %wk : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x4xf32>
+  %k0 = attn.project %px, %wk : tensor<1x3x8xf32>, tensor<4x8xf32> -> tensor<1x3x4xf32>
   %k = attn.split_heads %k0 {heads = 1 : i64} : tensor<1x3x4xf32> -> tensor<1x1x3x4xf32>
-  %v0 = attn.project %px, %wv : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x4xf32>
+  %v0 = attn.project %px, %wv : tensor<1x3x8xf32>, tensor<4x8xf32> -> tensor<1x3x4xf32>
   %v = attn.split_heads %v0 {heads = 1 : i64} : tensor<1x3x4xf32> -> tensor<1x1x3x4xf32>
   %o = attn.attention %q, %k, %v {masks = ["custom"], scale = 1.0 : f64, score = "dot"} : tensor<1x2x3x4xf32>, tensor<1x1x3x4xf32>, tensor<1x1x3x4xf32> -> tensor<1x2x3x4xf32> masks {
   ^bb0(%b: index, %h: index, %i: index, %j: index, %g: index, %ip: index):

@@ -264,10 +264,10 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
                      bk = uniform(H * D, rng), bv = uniform(H * D, rng), bo = uniform(M, rng);
   std::vector<float> out = run(config,
                                {{"x", view(x, {B, L, M})},
-                                {"w_q", view(wq, {M, H * D})},
-                                {"w_k", view(wk, {M, H * D})},
-                                {"w_v", view(wv, {M, H * D})},
-                                {"w_o", view(wo, {H * D, M})},
+                                {"w_q", view(wq, {H * D, M})},
+                                {"w_k", view(wk, {H * D, M})},
+                                {"w_v", view(wv, {H * D, M})},
+                                {"w_o", view(wo, {M, H * D})},
                                 {"b_q", view(bq, {H * D})},
                                 {"b_k", view(bk, {H * D})},
                                 {"b_v", view(bv, {H * D})},
@@ -287,9 +287,9 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
           int c = h * D + d;
           double aq = bq[c], ak = bk[c], av = bv[c];
           for (int m = 0; m < M; ++m) {
-            aq += xp[m] * wq[m * H * D + c];
-            ak += xp[m] * wk[m * H * D + c];
-            av += xp[m] * wv[m * H * D + c];
+            aq += xp[m] * wq[c * M + m]; // nn.Linear's [out, in]
+            ak += xp[m] * wk[c * M + m];
+            av += xp[m] * wv[c * M + m];
           }
           size_t idx = ((size_t)(b * H + h) * L + t) * D + d;
           q[idx] = (float)aq;
@@ -306,7 +306,7 @@ TEST(BackendFeatures, SelfProjectionWithPositionsAndOutput) {
         double acc = bo[m];
         for (int h = 0; h < H; ++h)
           for (int d = 0; d < D; ++d)
-            acc += r.out[((size_t)(b * H + h) * L + t) * D + d] * wo[(h * D + d) * M + m];
+            acc += r.out[((size_t)(b * H + h) * L + t) * D + d] * wo[m * H * D + (h * D + d)];
         worst = std::max(worst, std::abs(out[(b * L + t) * M + m] - acc));
       }
   EXPECT_LE(worst, 1e-4 * M);

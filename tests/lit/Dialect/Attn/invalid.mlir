@@ -425,25 +425,25 @@ func @logsumexp_shape(%s: tensor<1x2x4x4xf32>) {
 // -----
 //===--- Projections -------------------------------------------------------===//
 
-func @project_width(%x: tensor<1x3x8xf32>, %w: tensor<16x4xf32>) {
-  // expected-error @+1 {{input width 8 differs from the weight's rows 16}}
-  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<16x4xf32> -> tensor<1x3x4xf32>
+func @project_width(%x: tensor<1x3x8xf32>, %w: tensor<4x16xf32>) {
+  // expected-error @+1 {{input width 8 differs from the weight's columns 16 (weights are [out, in])}}
+  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<4x16xf32> -> tensor<1x3x4xf32>
   return
 }
 
 // -----
 
-func @project_bias(%x: tensor<1x3x8xf32>, %w: tensor<8x4xf32>, %b: tensor<5xf32>) {
-  // expected-error @+1 {{bias width 5 differs from the weight's columns 4}}
-  %p = attn.project %x, %w bias(%b : tensor<5xf32>) : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x4xf32>
+func @project_bias(%x: tensor<1x3x8xf32>, %w: tensor<4x8xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias width 5 differs from the weight's rows 4}}
+  %p = attn.project %x, %w bias(%b : tensor<5xf32>) : tensor<1x3x8xf32>, tensor<4x8xf32> -> tensor<1x3x4xf32>
   return
 }
 
 // -----
 
-func @project_result(%x: tensor<1x3x8xf32>, %w: tensor<8x4xf32>) {
-  // expected-error @+1 {{result must be [B, L, N] for input [B, L, M] and weight [M, N]}}
-  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<8x4xf32> -> tensor<1x3x8xf32>
+func @project_result(%x: tensor<1x3x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be [B, L, N] for input [B, L, M] and weight [N, M]}}
+  %p = attn.project %x, %w : tensor<1x3x8xf32>, tensor<4x8xf32> -> tensor<1x3x8xf32>
   return
 }
 

@@ -32,17 +32,17 @@ func @fused(%q: tensor<1x4x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x1
 // Projections: positions, q/k/v projections with and without bias, head
 // split and merge, output projection.
 // CHECK-LABEL: func @projections
-func @projections(%x: tensor<?x?x16xf32>, %wq: tensor<16x8xf32>, %bq: tensor<8xf32>, %wo: tensor<8x16xf32>) -> tensor<?x?x16xf32> {
+func @projections(%x: tensor<?x?x16xf32>, %wq: tensor<8x16xf32>, %bq: tensor<8xf32>, %wo: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
   // CHECK: attn.positions %{{.*}} {kind = "sinusoidal"} : tensor<?x?x16xf32>
   %px = attn.positions %x {kind = "sinusoidal"} : tensor<?x?x16xf32>
-  // CHECK: attn.project %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<16x8xf32> -> tensor<?x?x8xf32>
-  %p = attn.project %px, %wq bias(%bq : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<16x8xf32> -> tensor<?x?x8xf32>
+  // CHECK: attn.project %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<8x16xf32> -> tensor<?x?x8xf32>
+  %p = attn.project %px, %wq bias(%bq : tensor<8xf32>) : tensor<?x?x16xf32>, tensor<8x16xf32> -> tensor<?x?x8xf32>
   // CHECK: attn.split_heads %{{.*}} {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   %h = attn.split_heads %p {heads = 2 : i64} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
   // CHECK: attn.merge_heads %{{.*}} : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   %m = attn.merge_heads %h : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
-  // CHECK: attn.project %{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<8x16xf32> -> tensor<?x?x16xf32>
-  %o = attn.project %m, %wo : tensor<?x?x8xf32>, tensor<8x16xf32> -> tensor<?x?x16xf32>
+  // CHECK: attn.project %{{.*}}, %{{.*}} : tensor<?x?x8xf32>, tensor<16x8xf32> -> tensor<?x?x16xf32>
+  %o = attn.project %m, %wo : tensor<?x?x8xf32>, tensor<16x8xf32> -> tensor<?x?x16xf32>
   return %o : tensor<?x?x16xf32>
 }
 
