@@ -157,6 +157,9 @@ struct KernelSpec {
   int64_t keyDim = 0;   // key width; == headDim except with additive
   int64_t valueDim = 0; // Dv
   SizeSpec batch, seqQ, seqK;
+  /// batch = packed (LANGUAGE.md 9.4): sequences concatenated along the
+  /// token axis (Tq, Tk tokens), delimited by cu_seqlens_q / cu_seqlens_k.
+  bool packed = false;
 
   ScoreKind score = ScoreKind::ScaledDot;
   int64_t additiveHidden = 0; // additive(hidden = N)

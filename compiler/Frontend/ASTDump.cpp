@@ -114,7 +114,7 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   field("head_dim", std::to_string(spec.headDim));
   field("key_dim", std::to_string(spec.keyDim));
   field("value_dim", std::to_string(spec.valueDim));
-  field("batch", sizeText(spec.batch));
+  field("batch", spec.packed ? "packed" : sizeText(spec.batch));
   field("seq_q", sizeText(spec.seqQ));
   field("seq_k", sizeText(spec.seqK));
   std::string score = toString(spec.score);

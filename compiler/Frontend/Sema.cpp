@@ -107,7 +107,13 @@ public:
   bool resolveValueDim(const FieldAST *f) {
     return dimField(f, spec_.headDim, spec_.valueDim) && (f || spec_.headDim);
   }
-  bool resolveBatch(const FieldAST *f) { return sizeField(f, "batch", spec_.batch); }
+  bool resolveBatch(const FieldAST *f) {
+    if (f && singleValue(*f) && f->value->kind == ExprKind::Name && f->value->name == "packed") {
+      spec_.packed = true;
+      return true;
+    }
+    return sizeField(f, "batch", spec_.batch);
+  }
   bool resolveSeqQ(const FieldAST *f) { return sizeField(f, "seq_q", spec_.seqQ); }
   bool resolveSeqK(const FieldAST *f) { return sizeField(f, "seq_k", spec_.seqK); }
 
@@ -205,6 +211,7 @@ private:
   void checkInputs();
   void checkCrossFieldRules();
   void checkArgumentSizes();
+  void checkPackedRules();
   bool failed(const char *field) const { return failed_.count(field) != 0; }
   SourceLoc locOf(const char *field) const {
     auto it = fields_.find(field);
@@ -851,6 +858,8 @@ void KernelSema::checkCrossFieldRules() {
     if (spec_.rotary.dims == 0)
       spec_.rotary.dims = (long)spec_.headDim;
   }
+  if (spec_.packed)
+    checkPackedRules();
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
                      spec_.project == ProjectKind::SelfQKVOut;
   if (selfProject && !failed("seq_k") && !failed("seq_q")) {
@@ -870,6 +879,36 @@ void KernelSema::checkCrossFieldRules() {
     spec_.seqK.value = spec_.seqQ.isFixed() ? spec_.seqQ.value : 0;
   if (failed_.empty())
     checkArgumentSizes();
+}
+
+/// batch = packed (LANGUAGE.md 9.4, 9.8): what a ragged batch cannot have.
+void KernelSema::checkPackedRules() {
+  const char *why = nullptr;
+  std::string field;
+  if (given("seq_q") || given("seq_k")) {
+    field = given("seq_q") ? "seq_q" : "seq_k";
+    why = "with 'batch = packed' the token counts Tq and Tk come from the arguments; leave "
+          "'seq_q' and 'seq_k' out";
+  } else if (spec_.outputWeights) {
+    field = "outputs";
+    why = "'weights' would be ragged with 'batch = packed'; ask for 'out' and 'lse'";
+  } else if (spec_.hasMask(MaskKind::KeyPadding)) {
+    field = "mask";
+    why = "'key_padding' is refused with 'batch = packed': the sequences' lengths already "
+          "say which keys exist";
+  } else if (spec_.hasMask(MaskKind::Input)) {
+    field = "mask";
+    why = "'mask = input' ([B, Lq, Lk]) is refused with 'batch = packed'; write the mask "
+          "as an expression";
+  } else if (given("layout")) {
+    field = "layout";
+    why = "'layout' has no meaning with 'batch = packed': tokens are [T, heads, width]";
+  } else if (spec_.project != ProjectKind::None) {
+    field = "project";
+    why = "'project' with 'batch = packed' is not supported yet (docs/status.md)";
+  }
+  if (why)
+    diag_.error(locOf(field.c_str()), why);
 }
 
 /// Every argument whose dimensions are all fixed must stay addressable with
@@ -903,7 +942,7 @@ const FieldInfo kFields[] = {
     {"head_dim", "an integer >= 1", &KernelSema::resolveHeadDim},
     {"key_dim", "an integer >= 1", &KernelSema::resolveKeyDim},
     {"value_dim", "an integer >= 1", &KernelSema::resolveValueDim},
-    {"batch", "an integer >= 1 or 'dynamic'", &KernelSema::resolveBatch},
+    {"batch", "an integer >= 1, 'dynamic' or 'packed'", &KernelSema::resolveBatch},
     {"seq_q", "an integer >= 1 or 'dynamic'", &KernelSema::resolveSeqQ},
     {"seq_k", "an integer >= 1, 'dynamic' or 'seq_q'", &KernelSema::resolveSeqK},
     {"project", "one of: none, self_qkv, qkv, qkv_out, self_qkv_out",

@@ -35,7 +35,8 @@ bool SizeTable::lookup(const std::string &name, ArgDim &dim) const {
     const char *name;
     int64_t value;
   } table[] = {{"B", B},   {"H", H},   {"G", G},   {"Lq", Lq}, {"Lk", Lk},
-               {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M},   {"Mkv", Mkv}};
+               {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M},   {"Mkv", Mkv},
+               {"Tq", 0},  {"Tk", 0},  {"B+1", 0}}; // packed batches
   for (const auto &row : table) {
     if (name == row.name) {
       dim = {row.name, row.value};
@@ -79,6 +80,14 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   // Attention inputs.
   switch (spec.project) {
   case ProjectKind::None:
+    if (spec.packed) { // bshd without B; then the sequences' token offsets
+      add("q", ElemType::F32, dims({"Tq", "H", "D"}));
+      add("k", ElemType::F32, dims({"Tk", "G", "Dk"}));
+      add("v", ElemType::F32, dims({"Tk", "G", "Dv"}));
+      add("cu_seqlens_q", ElemType::I32, dims({"B+1"}));
+      add("cu_seqlens_k", ElemType::I32, dims({"B+1"}));
+      break;
+    }
     add("q", ElemType::F32, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
     add("k", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dk"}) : dims({"B", "G", "Lk", "Dk"}));
     add("v", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dv"}) : dims({"B", "G", "Lk", "Dv"}));
@@ -152,19 +161,23 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   bool outProj = hasOutputProjection(spec.project);
   if (outProj)
     add("out", ElemType::F32, dims({"B", "Lq", "M"}), true);
+  else if (spec.packed)
+    add("out", ElemType::F32, dims({"Tq", "H", "Dv"}), true);
   else
     add("out", ElemType::F32,
         bshd ? dims({"B", "Lq", "H", "Dv"}) : dims({"B", "H", "Lq", "Dv"}), true);
   if (spec.outputWeights)
     add("weights", ElemType::F32, dims({"B", "H", "Lq", "Lk"}), true);
   if (spec.outputLse)
-    add("lse", ElemType::F32, dims({"B", "H", "Lq"}), true);
+    add("lse", ElemType::F32, spec.packed ? dims({"H", "Tq"}) : dims({"B", "H", "Lq"}), true);
   return args;
 }
 
 std::vector<std::string> dynamicSizeNames(const KernelSpec &spec) {
   SizeTable sizes = sizesOf(spec);
   std::vector<std::string> names;
+  if (spec.packed)
+    return {"B", "Tq", "Tk"};
   if (!sizes.B)
     names.push_back("B");
   if (!sizes.Lq)

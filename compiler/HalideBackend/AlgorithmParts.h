@@ -55,10 +55,12 @@ struct ScoreParts {
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
                        const Halide::Expr &raw);
 
+struct PackedSequences;
 struct MaskInputs {
   AlgorithmFuncs &f;
   const AttentionConfig &config;
   ParamLookup param;
+  const PackedSequences *packed = nullptr; // batch = packed
 };
 
 struct MaskParts {
@@ -69,6 +71,25 @@ struct MaskParts {
 /// The visibility of key env.j for query env.i, and which key blocks of a
 /// query tile can hold a visible key (used to skip whole blocks).
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env);
+
+/// Packed batches (Packed.cpp): the validated cu_seqlens, which sequence
+/// each token belongs to, and a query row's frame in its sequence.
+struct PackedSequences {
+  Halide::Func cuQ, cuK;               // (b) -> first token of sequence b, b in [0, B]
+  Halide::Func seqOfQuery, seqOfKey;   // (t) -> b
+  Halide::Expr count, Tq, Tk;          // B and the token totals
+  std::vector<Halide::Func> tables;    // computed once per call, in producer order
+  struct Frame {
+    Halide::Expr b, i, j, ip, Lq, Lk; // the sequence, local indices, its sizes
+    Halide::Expr keyVisible;          // key j is one of the sequence's keys
+  };
+  /// Query row i (a token) and key j (a token) in the query's sequence.
+  Frame frame(const Halide::Expr &i, const Halide::Expr &j) const;
+  /// Key token j's position in its own sequence.
+  Halide::Expr keyPosition(const Halide::Expr &j) const;
+};
+PackedSequences makePackedSequences(Halide::ImageParam cuQ, Halide::ImageParam cuK,
+                                    const Halide::Expr &Tq, const Halide::Expr &Tk);
 
 /// Rotary embeddings (Rotary.cpp): the cosine and sine of pair c's angle at
 /// position p, Tuple(cos, sin) over (c, p), from float64 angles.

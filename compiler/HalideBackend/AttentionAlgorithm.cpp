@@ -106,6 +106,7 @@ private:
   AlgorithmFuncs &f;
   std::map<std::string, ImageParam> params;
   std::map<std::string, const ArgSpec *> argByName;
+  std::optional<PackedSequences> packed; // batch = packed
 
   ImageParam &param(const std::string &name) {
     auto it = params.find(name);
@@ -189,15 +190,26 @@ private:
         throw BackendError("kernel '" + config.name + "': no argument carries size " + name);
       return e;
     };
-    f.B = size("B", sizes.B);
+    if (spec.packed) {
+      // One row axis of all tokens (B = 1 inside); the sequences' table.
+      f.B = Expr(1);
+      f.Lq = size("Tq", 0);
+      f.Lk = size("Tk", 0);
+      packed = makePackedSequences(param("cu_seqlens_q"), param("cu_seqlens_k"), f.Lq, f.Lk);
+      f.sequenceTables = packed->tables;
+    } else {
+      f.B = size("B", sizes.B);
+    }
     f.H = Expr((int32_t)sizes.H);
     f.G = Expr((int32_t)sizes.G);
     f.D = Expr((int32_t)sizes.D);
     f.Dk = Expr((int32_t)(sizes.Dk ? sizes.Dk : sizes.D));
     f.Dv = Expr((int32_t)(sizes.Dv ? sizes.Dv : sizes.D));
-    f.Lq = size("Lq", sizes.Lq);
-    bool lkTied = spec.seqKIsSeqQ || spec.selfAttention();
-    f.Lk = lkTied ? f.Lq : size("Lk", sizes.Lk);
+    if (!spec.packed) {
+      f.Lq = size("Lq", sizes.Lq);
+      bool lkTied = spec.seqKIsSeqQ || spec.selfAttention();
+      f.Lk = lkTied ? f.Lq : size("Lk", sizes.Lk);
+    }
     if (sizes.H <= 0 || sizes.G <= 0 || sizes.H % sizes.G != 0)
       throw BackendError("kernel '" + config.name + "': heads must be a multiple of kv_heads");
     if (sizes.D <= 0)
@@ -205,7 +217,7 @@ private:
   }
 
   Expr namedSize(const std::string &name) {
-    if (name == "B") return f.B;
+    if (name == "B") return packed ? packed->count : f.B; // packed: B = 1 inside
     if (name == "H") return f.H;
     if (name == "G") return f.G;
     if (name == "Lq") return f.Lq;
@@ -213,6 +225,9 @@ private:
     if (name == "D") return f.D;
     if (name == "Dk") return f.Dk;
     if (name == "Dv") return f.Dv;
+    if (packed && name == "Tq") return f.Lq;
+    if (packed && name == "Tk") return f.Lk;
+    if (packed && name == "B+1") return packed->count + 1;
     return Expr();
   }
 
@@ -221,8 +236,10 @@ private:
       return (int)dim.value;
     if (dim.name == "B")
       return 1;
-    if (dim.name == "Lq" || dim.name == "Lk")
+    if (dim.name == "Lq" || dim.name == "Lk" || dim.name == "Tq" || dim.name == "Tk")
       return 1024;
+    if (dim.name == "B+1")
+      return 2;
     return 16;
   }
 
@@ -322,6 +339,12 @@ private:
     switch (spec.project) {
     case ProjectKind::None: {
       ImageParam q = param("q"), k = param("k"), v = param("v");
+      if (spec.packed) { // tokens [T, heads, width]
+        qIn(f.d, f.i, f.h, f.b) = q(f.d, f.h, ci);
+        kIn(f.d, f.j, f.g, f.b) = k(f.d, f.g, cj);
+        f.vIn(f.d, f.j, f.g, f.b) = v(f.d, f.g, cj);
+        break;
+      }
       qIn(f.d, f.i, f.h, f.b) = bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b);
       kIn(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b);
@@ -347,8 +370,13 @@ private:
       RotaryTable table = makeRotaryTable(spec.rotary);
       f.ropeInvFreq = table.invFreq;
       f.ropeTable = table.cosSin;
-      rotateRows(f.qIn, qIn, table, spec.rotary, f.i + (f.Lk - f.Lq));
-      rotateRows(f.kIn, kIn, table, spec.rotary, f.j);
+      // Packed: the positions in each token's own sequence.
+      // Packed: the positions in each token's own sequence (clamped to where
+      // they lie, for bounds inference).
+      rotateRows(f.qIn, qIn, table, spec.rotary,
+                 packed ? clamp(packed->frame(f.i, 0).ip, -f.Lq, f.Lk - 1) : f.i + (f.Lk - f.Lq));
+      rotateRows(f.kIn, kIn, table, spec.rotary,
+                 packed ? clamp(packed->keyPosition(f.j), 0, f.Lk - 1) : f.j);
     }
   }
 
@@ -374,6 +402,16 @@ private:
     env.Lk = f.Lk;
     env.D = f.D;
     env.Dv = f.Dv;
+    if (packed) {
+      PackedSequences::Frame frame = packed->frame(i, j);
+      env.b = frame.b;
+      env.i = frame.i;
+      env.j = frame.j;
+      env.ip = frame.ip;
+      env.B = packed->count;
+      env.Lq = frame.Lq;
+      env.Lk = frame.Lk;
+    }
     for (const DeclaredInput &input : spec.inputs) {
       const ClampedInput &c = clampedInput(input.name);
       env.inputs[input.name] = c.func;
@@ -415,7 +453,8 @@ private:
   }
 
   MaskParts masksFor(const ExprEnv &env) {
-    MaskInputs in{f, config, [this](const std::string &n) { return param(n); }};
+    MaskInputs in{f, config, [this](const std::string &n) { return param(n); },
+                  packed ? &*packed : nullptr};
     return buildMask(in, env);
   }
 
@@ -447,6 +486,8 @@ private:
     ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
     MaskParts mask = masksFor(env);
     Expr visible = jA < f.Lk && mask.visible;
+    if (packed) // keys of the query's own sequence only
+      visible = visible && packed->frame(iA, jA).keyVisible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
 
     Expr bs = f.blockScore(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
@@ -596,6 +637,8 @@ private:
       proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * woT(f.m, r.y * f.Dv + r.x);
       f.out(f.m, i, b) = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
       f.precomputed.push_back(proj);
+    } else if (spec.packed) {
+      f.out(d, h, i) = f.attn(d, i, h, 0); // tokens [Tq, H, Dv]
     } else if (spec.layout == Layout::BSHD) {
       f.out(d, h, i, b) = f.attn(d, i, h, b);
     } else {
@@ -616,8 +659,12 @@ private:
       constrainOutput(f.weights, "weights");
     }
     if (spec.outputLse) {
-      f.lse(i, h, b) = select(st0[1] > 0.0f,
-                              st0[0] + (log(st0[1] / st0[3]) - std::log(pScale)), negInfinity());
+      Expr lse = select(st0[1] > 0.0f, st0[0] + (log(st0[1] / st0[3]) - std::log(pScale)),
+                        negInfinity());
+      if (spec.packed)
+        f.lse(i, h) = substitute(b.name(), Expr(0), lse); // [H, Tq]
+      else
+        f.lse(i, h, b) = lse;
       constrainOutput(f.lse, "lse");
     }
   }

@@ -74,6 +74,9 @@ struct AlgorithmFuncs {
   /// producer order; those with an update definition are the projections'
   /// matrix products (the output projection reads `attn`).
   std::vector<Halide::Func> precomputed;
+  /// batch = packed: cu_seqlens checked and the token -> sequence tables,
+  /// computed once per call before anything else.
+  std::vector<Halide::Func> sequenceTables;
   /// Projection weights [N, M] transposed to (n, m) for the matrix products.
   std::vector<Halide::Func> weightTransposes;
 

@@ -64,6 +64,9 @@ struct KernelDesc {
   int64_t batch = 0, seqQ = 0;
   int64_t seqK = 0;               // seqQ when seqKIsSeqQ
   bool seqKIsSeqQ = false;        // keys are the queries' sequence (seq_k = seq_q)
+  /// batch = packed: q/k/v/out are [T, heads, width] token rows of B
+  /// sequences (cu_seqlens_q/k); seqQ/seqK are then the token totals Tq, Tk.
+  bool packed = false;
 
   ScoreKind score = ScoreKind::ScaledDot;
   int64_t additiveHidden = 0;     // additive(hidden = N)
@@ -101,6 +104,8 @@ struct KernelDesc {
   /// The dynamic sizes NAME_run takes, in order: a subset of B, Lq, Lk.
   std::vector<std::string> dynamicSizeNames() const {
     std::vector<std::string> names;
+    if (packed)
+      return {"B", "Tq", "Tk"};
     if (!batch)
       names.push_back("B");
     if (!seqQ)

@@ -64,8 +64,11 @@ std::string outputsText(const KernelDesc &spec) {
 }
 
 std::string layoutText(const ArgSpec &arg, const KernelDesc &spec) {
-  if (arg.name == "q" || arg.name == "k" || arg.name == "v" ||
-      (arg.name == "out" && !spec.outputProjected()))
+  bool attentionTensor = arg.name == "q" || arg.name == "k" || arg.name == "v" ||
+                         (arg.name == "out" && !spec.outputProjected());
+  if (attentionTensor && spec.packed)
+    return "tokens of the sequences, each row-major [heads, width]";
+  if (attentionTensor)
     return std::string("layout ") + toString(spec.layout);
   return "row-major";
 }
@@ -79,8 +82,12 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   os << " *   heads = " << spec.heads << ", kv_heads = " << spec.kvHeads
      << ", head_dim = " << spec.headDim << ", key_dim = " << spec.keyDim
      << ", value_dim = " << spec.valueDim << "\n";
-  os << " *   batch = " << sizeText(spec.batch) << ", seq_q = " << sizeText(spec.seqQ)
-     << ", seq_k = " << (spec.seqKIsSeqQ ? "seq_q" : sizeText(spec.seqK)) << "\n";
+  if (spec.packed)
+    os << " *   batch = packed: B sequences of Tq query and Tk key tokens in all, "
+          "sequence b at tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1\n";
+  else
+    os << " *   batch = " << sizeText(spec.batch) << ", seq_q = " << sizeText(spec.seqQ)
+       << ", seq_k = " << (spec.seqKIsSeqQ ? "seq_q" : sizeText(spec.seqK)) << "\n";
   os << " *   score = "
      << (spec.score == ScoreKind::Custom ? customText("custom", config.customScore)
                                          : toString(spec.score));
@@ -104,7 +111,9 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
     os << ", positional = " << spec.rotary.text();
   else if (spec.project != ProjectKind::None)
     os << ", positional = " << toString(spec.positional);
-  os << ", layout = " << toString(spec.layout) << ", dtype = f32, outputs = " << outputsText(spec)
+  if (!spec.packed)
+    os << ", layout = " << toString(spec.layout);
+  os << ", dtype = f32, outputs = " << outputsText(spec)
      << "\n";
   for (const DeclaredInput &input : spec.inputs)
     os << " *   input " << input.name << " : " << dimsText(input) << "\n";

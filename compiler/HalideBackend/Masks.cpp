@@ -22,6 +22,7 @@ namespace {
 /// The key and query-position ranges of one (query tile, key block) pair.
 struct BlockRange {
   Expr jMin, jMax, ipMin, ipMax;
+  Expr b; // the batch row (packed: the sequence of the tile's first row)
 };
 
 void andWith(Expr &acc, const Expr &term) { acc = acc.defined() ? (acc && term) : term; }
@@ -44,12 +45,30 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   const AttentionConfig &config = in.config;
   BlockRange r;
   Expr off = f.Lk - f.Lq;
+  r.b = f.b;
   r.jMin = f.kb * f.blockK;
   r.jMax = r.jMin + (f.blockK - 1);
   // Rows r = i * P + p: the tile's queries are its rows divided by P.
   Expr P = Expr((int32_t)f.groupP);
   r.ipMin = (f.qt * f.tileQ) / P + off;
   r.ipMax = (f.qt * f.tileQ + (f.tileQ - 1)) / P + off;
+  // Packed: a tile may hold rows of several sequences. Its key blocks are
+  // those of its sequences' keys; the terms' own block tests hold in the
+  // frame of its first row's sequence and are used when the tile has one.
+  Expr sequenceBlocks, oneSequence;
+  if (in.packed) {
+    Expr i0 = (f.qt * f.tileQ) / P, i1 = (f.qt * f.tileQ + (f.tileQ - 1)) / P;
+    PackedSequences::Frame first = in.packed->frame(i0, r.jMin),
+                           last = in.packed->frame(min(i1, in.packed->Tq - 1), r.jMin);
+    Expr keysFrom = in.packed->cuK(first.b), keysEnd = in.packed->cuK(last.b + 1);
+    sequenceBlocks = r.jMax >= keysFrom && r.jMin < keysEnd;
+    oneSequence = first.b == last.b;
+    r.b = first.b;
+    r.jMin = first.j;
+    r.jMax = first.j + (f.blockK - 1);
+    r.ipMin = first.ip;
+    r.ipMax = first.ip + (i1 - i0);
+  }
 
   Expr validLenB, validLenEnv;
   bool hasValidLen = config.kernel.hasMask(MaskKind::ValidLen) ||
@@ -57,7 +76,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
                      config.interval.hi.kind == KeyBound::ValidLen;
   if (hasValidLen) {
     ImageParam vl = in.param("valid_len");
-    validLenB = vl(f.b);
+    validLenB = vl(r.b);
     validLenEnv = vl(env.b);
   }
 
@@ -91,7 +110,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     case MaskKind::Prefix: {
       ImageParam prefix = in.param("prefix_len"); // i32 [B]
       t.visible = env.j < prefix(env.b);
-      t.blockVisible = r.jMin < prefix(f.b);
+      t.blockVisible = r.jMin < prefix(r.b);
       break;
     }
     case MaskKind::KeyPadding: {
@@ -148,6 +167,10 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     andWith(blockVisible, r.jMin < boundValue(iv.hi, r.ipMax, validLenB));
   if (iv.lo.kind != KeyBound::None)
     andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
+  if (in.packed)
+    blockVisible = blockVisible.defined()
+                       ? (sequenceBlocks && (!oneSequence || blockVisible))
+                       : sequenceBlocks;
   return {visible, blockVisible};
 }
 

@@ -104,6 +104,13 @@ void scheduleProjectionAt(Func p, LoopLevel level, int vec) {
   blockMatrixProduct(p, vec, Var("rowO"));
 }
 
+/// Packed batches: cu_seqlens checked and the token -> sequence tables, at
+/// the root (scatters and scans, O(B + T) each).
+void scheduleSequenceTables(AlgorithmFuncs &f) {
+  for (Func t : f.sequenceTables)
+    t.compute_root();
+}
+
 /// Projection weights transposed once per call, in vec x vec tiles
 /// vectorized both ways (dense loads, shuffles), tiles of rows in parallel.
 void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
@@ -121,6 +128,7 @@ void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
 /// products; the rest vectorized over the innermost dimension and parallel
 /// over the outermost.
 void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
+  scheduleSequenceTables(f);
   scheduleWeightTransposes(f, vec);
   bool outProjected = false;
   for (Func p : f.precomputed) {
@@ -486,6 +494,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
 }
 
 void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
+  scheduleSequenceTables(f);
   for (Func p : f.precomputed)
     p.compute_root();
   scheduleScoreRows(f, target.natural_vector_size<float>(), f.scheduleNotes);

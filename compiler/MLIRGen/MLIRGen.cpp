@@ -79,7 +79,7 @@ private:
       shape.push_back(dimOrDynamic(d));
     bool attentionTensor = arg.name == "q" || arg.name == "k" || arg.name == "v" ||
                            (arg.name == "out" && shape.size() == 4);
-    if (layout == Layout::BSHD && attentionTensor)
+    if (layout == Layout::BSHD && attentionTensor && shape.size() == 4)
       std::swap(shape[1], shape[2]);
     return RankedTensorType::get(shape, elementType(arg.type));
   }
@@ -128,7 +128,7 @@ private:
     for (const MaskKindInfo &mask : kMaskKinds)
       if (mask.hasInput && arg.name == mask.input.name)
         return "mask";
-    for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv"})
+    for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv", "cu_seqlens_q", "cu_seqlens_k"})
       if (arg.name == data)
         return "data";
     return "weight";
@@ -218,6 +218,9 @@ private:
     auto &values = kernel.values;
     Location l = kernel.l;
     Value q = values["q"], k = values["k"], v = values["v"];
+    if (spec.packed)
+      return {sequences(l, q, values["cu_seqlens_q"]), sequences(l, k, values["cu_seqlens_k"]),
+              sequences(l, v, values["cu_seqlens_k"])};
     if (spec.project == ProjectKind::None)
       return {q, k, v};
     bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
@@ -232,6 +235,15 @@ private:
     k = projectHeads(l, spec, xkv, values["w_k"], bias("b_k"), spec.kvHeads, keyDim);
     v = projectHeads(l, spec, xkv, values["w_v"], bias("b_v"), spec.kvHeads, valueDim);
     return {q, k, v};
+  }
+
+  /// Packed tokens [T, heads, W] viewed as sequences [B, heads, L, W].
+  Value sequences(Location l, Value tokens, Value cuSeqlens) {
+    auto t = tokens.getType().cast<RankedTensorType>();
+    auto type = RankedTensorType::get(
+        {ShapedType::kDynamicSize, t.getDimSize(1), ShapedType::kDynamicSize, t.getDimSize(2)},
+        builder.getF32Type());
+    return builder.create<mlir::attn::SequencesOp>(l, type, tokens, cuSeqlens);
   }
 
   /// q or k turned by rotary embeddings (after the projection, if any).
@@ -329,7 +341,7 @@ private:
     Value p = builder.create<mlir::attn::SoftmaxOp>(l, s);
     Type attnOutType = kernel.resultTypes[0];
     bool outProject = hasOutputProjection(spec.project);
-    if (outProject) {
+    if (outProject || spec.packed) {
       auto vType = v.getType().cast<RankedTensorType>();
       attnOutType = RankedTensorType::get(
           {sType.getDimSize(0), sType.getDimSize(1), sType.getDimSize(2), vType.getDimSize(3)},
@@ -347,6 +359,9 @@ private:
                                                   kernel.values["w_o"],
                                                   spec.projBias.o ? kernel.values["b_o"] : Value());
     }
+    if (spec.packed)
+      out = builder.create<mlir::attn::PackOp>(l, kernel.resultTypes[0], out,
+                                               kernel.values["cu_seqlens_q"]);
     SmallVector<Value> results{out};
     if (spec.outputWeights)
       results.push_back(p);
@@ -355,7 +370,16 @@ private:
       for (const ArgSpec &arg : kernel.args)
         if (arg.isOutput && arg.name == "lse")
           lseType = tensorType(arg, spec.layout);
-      results.push_back(builder.create<mlir::attn::LogSumExpOp>(l, lseType, s));
+      if (spec.packed) {
+        auto rows = RankedTensorType::get({sType.getDimSize(0), sType.getDimSize(1),
+                                           sType.getDimSize(2)},
+                                          builder.getF32Type());
+        Value lse = builder.create<mlir::attn::LogSumExpOp>(l, rows, s);
+        results.push_back(builder.create<mlir::attn::PackOp>(l, lseType, lse,
+                                                             kernel.values["cu_seqlens_q"]));
+      } else {
+        results.push_back(builder.create<mlir::attn::LogSumExpOp>(l, lseType, s));
+      }
     }
     builder.create<ReturnOp>(l, results);
   }

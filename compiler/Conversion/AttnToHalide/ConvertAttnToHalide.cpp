@@ -119,15 +119,47 @@ public:
     return success();
   }
 
+  /// Packed batches: q, k and v are attn.sequences views of the arguments
+  /// by cu_seqlens_q (q) and cu_seqlens_k (k, v), and every result is
+  /// attn.pack'ed by cu_seqlens_q; or none of this. The values become the
+  /// viewed tokens.
+  LogicalResult readPacked(attn::AttentionOp op, Value &q, Value &k, Value &v,
+                           halide_backend::KernelDesc &spec) {
+    auto sq = q.getDefiningOp<attn::SequencesOp>(), sk = k.getDefiningOp<attn::SequencesOp>(),
+         sv = v.getDefiningOp<attn::SequencesOp>();
+    spec.packed = sq || sk || sv;
+    if (!spec.packed)
+      return success();
+    if (!sq || !sk || !sv)
+      return op.emitOpError("q, k and v must all be attn.sequences views, or none");
+    if (argName(sq.getCuSeqlens()) != "cu_seqlens_q" ||
+        argName(sk.getCuSeqlens()) != "cu_seqlens_k" ||
+        argName(sv.getCuSeqlens()) != "cu_seqlens_k")
+      return op.emitOpError("q must be viewed by the kernel argument 'cu_seqlens_q', k and v "
+                            "by 'cu_seqlens_k'");
+    auto ret = cast<ReturnOp>(func.front().getTerminator());
+    for (unsigned n = 0; n < op.getNumResults(); ++n) {
+      auto pack = ret.getOperand(n).getDefiningOp<attn::PackOp>();
+      if (!pack || pack.getInput() != op.getResult(n) ||
+          argName(pack.getCuSeqlens()) != "cu_seqlens_q")
+        return op.emitOpError("result #") << n << " must be returned through attn.pack by "
+                                          << "'cu_seqlens_q'";
+    }
+    q = sq.getInput();
+    k = sk.getInput();
+    v = sv.getInput();
+    return success();
+  }
+
   LogicalResult read(attn::AttentionOp op, halide_backend::KernelDesc &spec) {
     Value xq, xk, xv;
-    Value q = op.getQuery(), k = op.getKey();
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     bool rotary = false;
     spec.projBias = {};
-    if (failed(readRotary(op, q, k, rotary, spec)) ||
+    if (failed(readRotary(op, q, k, rotary, spec)) || failed(readPacked(op, q, k, v, spec)) ||
         failed(readInput(q, "w_q", "b_q", spec.projBias.q, xq, spec)) ||
         failed(readInput(k, "w_k", "b_k", spec.projBias.k, xk, spec)) ||
-        failed(readInput(op.getValue(), "w_v", "b_v", spec.projBias.v, xv, spec)))
+        failed(readInput(v, "w_v", "b_v", spec.projBias.v, xv, spec)))
       return failure();
     if (rotary) {
       if (spec.positional == PositionalKind::Sinusoidal)
@@ -135,8 +167,7 @@ public:
       spec.positional = PositionalKind::Rotary;
     }
     if (!xq && !xk && !xv) {
-      const std::pair<Value, const char *> data[] = {
-          {q, "q"}, {k, "k"}, {op.getValue(), "v"}};
+      const std::pair<Value, const char *> data[] = {{q, "q"}, {k, "k"}, {v, "v"}};
       for (const auto &[value, name] : data)
         if (argName(value) != name)
           return op.emitOpError("operand '") << name << "' must be the kernel argument '"

@@ -326,6 +326,42 @@ static LogicalResult verify(MergeHeadsOp op) {
   return success();
 }
 
+//===- Packed variable-length batches --------------------------------------===//
+
+static LogicalResult verifyBatchOf(Operation *op, Value cuSeqlens, int64_t batch) {
+  int64_t entries = dim(cuSeqlens, 0);
+  if (!ShapedType::isDynamic(entries) && !ShapedType::isDynamic(batch) && entries != batch + 1)
+    return op->emitOpError("has ") << entries << " cu_seqlens entries for " << batch
+                                   << " sequences; expected B + 1";
+  return success();
+}
+
+static LogicalResult verify(SequencesOp op) {
+  Value x = op.getInput(), r = op.getResult();
+  if (!compatible(dim(r, 1), dim(x, 1)) || !compatible(dim(r, 3), dim(x, 2)))
+    return op.emitOpError("result must be [B, heads, L, W] for tokens [T, heads, W]");
+  return verifyBatchOf(op, op.getCuSeqlens(), dim(r, 0));
+}
+
+static LogicalResult verify(PackOp op) {
+  auto in = op.getInput().getType().cast<RankedTensorType>();
+  auto out = op.getResult().getType().cast<RankedTensorType>();
+  Value x = op.getInput(), r = op.getResult();
+  if (in.getRank() == 4) {
+    if (out.getRank() != 3 || !compatible(dim(r, 1), dim(x, 1)) ||
+        !compatible(dim(r, 2), dim(x, 3)))
+      return op.emitOpError("result must be [T, H, W] for rows [B, H, L, W]");
+  } else if (in.getRank() == 3) {
+    if (out.getRank() != 2 || !compatible(dim(r, 0), dim(x, 1)))
+      return op.emitOpError("result must be [H, T] for rows [B, H, L]");
+  } else {
+    return op.emitOpError("packs rows [B, H, L, W] or [B, H, L], got rank ") << in.getRank();
+  }
+  if (!in.getElementType().isF32() || !out.getElementType().isF32())
+    return op.emitOpError("packs f32 rows");
+  return verifyBatchOf(op, op.getCuSeqlens(), dim(x, 0));
+}
+
 //===- Rotary position embeddings ------------------------------------------===//
 
 static LogicalResult verify(RotaryOp op) {

@@ -247,6 +247,45 @@ def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Packed variable-length batches (LANGUAGE.md 9.4)
+//===----------------------------------------------------------------------===//
+
+def Attn_SequencesOp : Attn_Op<"sequences", [NoSideEffect]> {
+  let summary = "packed tokens [T, heads, W] as a batch of sequences [B, heads, L, W]";
+  let description = [{
+    `cu_seqlens : i32[B + 1]` (prefix sums from 0, FlashAttention's varlen
+    convention) delimits B sequences in the token axis: row i of sequence b
+    is token `cu_seqlens[b] + i`, for i < L_b = cu_seqlens[b + 1] -
+    cu_seqlens[b]. The view carries each sequence's own length: the ops that
+    read it see, per sequence, Lq_b query rows and Lk_b keys (keys past Lk_b
+    do not exist, so no pair of two sequences is ever formed), positions
+    `ip = i + Lk_b - Lq_b`, and the sizes `Lq`, `Lk` of expressions are the
+    sequence's. `L` is the longest sequence.
+  }];
+  let arguments = (ins Attn_Tensor3D:$input, TensorRankOf<[I32], [1]>:$cu_seqlens);
+  let results = (outs Attn_Tensor4D:$result);
+  let assemblyFormat = [{
+    $input `,` $cu_seqlens attr-dict `:` type($input) `,` type($cu_seqlens) `->` type($result)
+  }];
+  let verifier = [{ return ::verify(*this); }];
+}
+
+def Attn_PackOp : Attn_Op<"pack", [NoSideEffect]> {
+  let summary = "the rows of each sequence back into packed tokens";
+  let description = [{
+    The inverse of attn.sequences for results: `out [B, H, L, W]` becomes
+    `[T, H, W]` and `lse [B, H, L]` becomes `[H, T]`, row i of sequence b
+    going to token `cu_seqlens[b] + i`.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, TensorRankOf<[I32], [1]>:$cu_seqlens);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cu_seqlens attr-dict `:` type($input) `,` type($cu_seqlens) `->` type($result)
+  }];
+  let verifier = [{ return ::verify(*this); }];
+}
+
+//===----------------------------------------------------------------------===//
 // Rotary position embeddings (LANGUAGE.md 9.2)
 //===----------------------------------------------------------------------===//
 

@@ -23,7 +23,8 @@ struct VerifyLoweringPass : public AttnVerifyLoweringBase<VerifyLoweringPass> {
         ++fused;
         return WalkResult::skip(); // its expression regions belong to it
       }
-      if (isa<PositionsOp, ProjectOp, SplitHeadsOp, MergeHeadsOp, RotaryOp>(op))
+      if (isa<PositionsOp, ProjectOp, SplitHeadsOp, MergeHeadsOp, RotaryOp,
+              SequencesOp, PackOp>(op))
         return WalkResult::advance();
       if (op->getDialect() && op->getDialect()->getNamespace() == "attn") {
         op->emitError("op was not fused into attn.attention; the Halide lowering "

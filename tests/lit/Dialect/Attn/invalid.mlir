@@ -622,3 +622,35 @@ func @rotary_rows(%q: tensor<1x2x4x8xf32>) {
   %r = attn.rotary %q {base = 1.0e4 : f64, dims = 8 : i64, rows = "values", style = "half"} : tensor<1x2x4x8xf32>
   return
 }
+
+// -----
+
+func @sequences_heads(%q: tensor<?x4x16xf32>, %cu: tensor<?xi32>) {
+  // expected-error @+1 {{'attn.sequences' op result must be [B, heads, L, W] for tokens [T, heads, W]}}
+  %s = attn.sequences %q, %cu : tensor<?x4x16xf32>, tensor<?xi32> -> tensor<?x2x?x16xf32>
+  return
+}
+
+// -----
+
+func @sequences_count(%q: tensor<?x4x16xf32>, %cu: tensor<4xi32>) {
+  // expected-error @+1 {{'attn.sequences' op has 4 cu_seqlens entries for 2 sequences; expected B + 1}}
+  %s = attn.sequences %q, %cu : tensor<?x4x16xf32>, tensor<4xi32> -> tensor<2x4x?x16xf32>
+  return
+}
+
+// -----
+
+func @pack_rank(%o: tensor<?x4x?x16xf32>, %cu: tensor<?xi32>) {
+  // expected-error @+1 {{'attn.pack' op result must be [T, H, W] for rows [B, H, L, W]}}
+  %p = attn.pack %o, %cu : tensor<?x4x?x16xf32>, tensor<?xi32> -> tensor<4x?xf32>
+  return
+}
+
+// -----
+
+func @pack_lse(%l: tensor<?x4x?xf32>, %cu: tensor<?xi32>) {
+  // expected-error @+1 {{'attn.pack' op result must be [H, T] for rows [B, H, L]}}
+  %p = attn.pack %l, %cu : tensor<?x4x?xf32>, tensor<?xi32> -> tensor<3x?xf32>
+  return
+}

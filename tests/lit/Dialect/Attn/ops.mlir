@@ -127,3 +127,12 @@ func @rotary(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> (tensor<?x8x
   %rk = attn.rotary %k {base = 5.0e5 : f64, dims = 32 : i64, rows = "keys", style = "interleaved"} : tensor<?x2x?x64xf32>
   return %rq, %rk : tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>
 }
+
+// CHECK-LABEL: func @packed
+func @packed(%q: tensor<?x4x16xf32>, %cu: tensor<3xi32>) -> (tensor<?x4x16xf32>) {
+  // CHECK: attn.sequences %{{.*}}, %{{.*}} : tensor<?x4x16xf32>, tensor<3xi32> -> tensor<2x4x?x16xf32>
+  %s = attn.sequences %q, %cu : tensor<?x4x16xf32>, tensor<3xi32> -> tensor<2x4x?x16xf32>
+  // CHECK: attn.pack %{{.*}}, %{{.*}} : tensor<2x4x?x16xf32>, tensor<3xi32> -> tensor<?x4x16xf32>
+  %p = attn.pack %s, %cu : tensor<2x4x?x16xf32>, tensor<3xi32> -> tensor<?x4x16xf32>
+  return %p : tensor<?x4x16xf32>
+}

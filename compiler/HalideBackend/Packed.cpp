@@ -1,0 +1,87 @@
+//===- Packed.cpp - Packed variable-length batches in Halide --------------===//
+//
+// LANGUAGE.md 9.4. The tokens of all sequences form the algorithm's one row
+// axis (B = 1 inside): query tiles and key blocks run over Tq and Tk tokens,
+// and each query row finds its sequence in a table made once per call, so
+// positions, masks, rotary angles and bottom-right alignment are the
+// sequence's own. A key block is visited only when it holds keys of a
+// sequence the tile's rows belong to; keys of another sequence are masked.
+// cu_seqlens are validated first: a bad table is an error, never a read out
+// of bounds.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/AlgorithmParts.h"
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+using Halide::Expr;
+
+namespace {
+
+/// cu_seqlens, checked entry by entry: starts at 0, never decreases, ends
+/// at the token count. (b) -> offset, for b in [0, B].
+Func validated(ImageParam cu, const Expr &count, const Expr &tokens, const std::string &name) {
+  Var b("b");
+  Expr at = cu(clamp(b, 0, count)), next = cu(clamp(b + 1, 0, count));
+  Expr ok = (b > 0 || at == 0) && (b < count || at == tokens) && (b >= count || at <= next);
+  Func checked(name + "_checked");
+  checked(b) = require(ok, at, name, "must start at 0, never decrease and end at the number "
+                                     "of tokens; entry", b, "is", at, "of", tokens,
+                       "tokens");
+  return checked;
+}
+
+/// (t) -> the sequence of token t, for t in [0, T): the number of sequences
+/// b >= 1 that start at or before t (a scatter of the starts, then a scan).
+Func sequenceOf(Func cu, const Expr &count, const Expr &tokens, const std::string &name,
+                std::vector<Func> &tables) {
+  Var t("t");
+  Func starts(name + "_starts"), seq(name + "_seq");
+  RDom r(1, max(count - 1, 0), name + "_r");
+  starts(t) = 0;
+  starts(clamp(cu(r), 0, tokens)) += 1;
+  RDom s(1, max(tokens - 1, 0), name + "_s");
+  seq(t) = starts(t);
+  seq(s) = seq(s - 1) + starts(s);
+  Func clamped(name + "_of");
+  clamped(t) = clamp(seq(t), 0, count - 1);
+  tables.insert(tables.end(), {cu, starts, seq, clamped});
+  return clamped;
+}
+
+} // namespace
+
+PackedSequences makePackedSequences(ImageParam cuQ, ImageParam cuK, const Expr &Tq,
+                                    const Expr &Tk) {
+  PackedSequences p;
+  p.count = cuQ.dim(0).extent() - 1;
+  p.Tq = Tq;
+  p.Tk = Tk;
+  p.cuQ = validated(cuQ, p.count, Tq, "cu_seqlens_q");
+  p.cuK = validated(cuK, p.count, Tk, "cu_seqlens_k");
+  p.seqOfQuery = sequenceOf(p.cuQ, p.count, Tq, "query", p.tables);
+  p.seqOfKey = sequenceOf(p.cuK, p.count, Tk, "key", p.tables);
+  return p;
+}
+
+PackedSequences::Frame PackedSequences::frame(const Expr &i, const Expr &j) const {
+  Frame f;
+  // Clamped again: bounds inference cannot see through the table's values.
+  f.b = clamp(seqOfQuery(clamp(i, 0, Tq - 1)), 0, count - 1);
+  Expr q0 = cuQ(f.b), k0 = cuK(f.b);
+  f.Lq = cuQ(f.b + 1) - q0;
+  f.Lk = cuK(f.b + 1) - k0;
+  f.i = i - q0;
+  f.j = j - k0;
+  f.ip = f.i + (f.Lk - f.Lq);
+  f.keyVisible = f.j >= 0 && f.j < f.Lk;
+  return f;
+}
+
+Expr PackedSequences::keyPosition(const Expr &j) const {
+  return j - cuK(clamp(seqOfKey(clamp(j, 0, Tk - 1)), 0, count - 1));
+}
+
+} // namespace attnc::halide_backend

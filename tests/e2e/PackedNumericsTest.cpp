@@ -1,0 +1,238 @@
+//===- PackedNumericsTest.cpp - Packed batches vs per-sequence float64 ---===//
+//
+// The packed_* kernels of numerics.attn (LANGUAGE.md 9.4) on batches of
+// sequences of unequal lengths (an empty one, Lq < Lk, Lq > Lk, lengths
+// across tile and block edges), checked against the float64 reference run
+// on each sequence alone: positions, masks, rotary angles, ALiBi and the
+// sizes of expressions are the sequence's own. Bad cu_seqlens are errors.
+//
+//===----------------------------------------------------------------------===//
+#include "FeatureReference.h"
+#include "numerics_kernels.h"
+
+
+// Halide's runtime, linked in with the kernels: its default error handler
+// aborts; the test records the message instead, as libattnrt does.
+extern "C" void *halide_set_error_handler(void (*handler)(void *, const char *));
+
+namespace {
+
+using namespace feature_reference;
+
+std::string lastHalideError;
+void recordError(void *, const char *message) { lastHalideError = message; }
+
+struct Batch {
+  std::vector<int> lq, lk; // per sequence
+  std::vector<int32_t> cuQ, cuK;
+  int Tq = 0, Tk = 0;
+  explicit Batch(std::vector<int> q, std::vector<int> k) : lq(std::move(q)), lk(std::move(k)) {
+    cuQ = {0};
+    cuK = {0};
+    for (size_t b = 0; b < lq.size(); ++b) {
+      cuQ.push_back(cuQ.back() + lq[b]);
+      cuK.push_back(cuK.back() + lk[b]);
+    }
+    Tq = cuQ.back();
+    Tk = cuK.back();
+  }
+  int64_t B() const { return (int64_t)lq.size(); }
+};
+
+const Batch kBatches[] = {
+    Batch({5, 0, 37, 1, 70}, {5, 3, 37, 40, 70}),
+    Batch({33, 9, 64, 2}, {33, 4, 64, 2}),
+    Batch({130}, {130}),
+};
+
+/// Rows [t0, t0 + L) of packed [T, heads, W] as one sequence [1, heads, L, W].
+Ref sequenceRows(const Vec &x, int heads, int W, int t0, int L) {
+  Ref r((size_t)heads * L * W);
+  for (int h = 0; h < heads; ++h)
+    for (int t = 0; t < L; ++t)
+      for (int w = 0; w < W; ++w)
+        r[((size_t)h * L + t) * W + w] = x[((size_t)(t0 + t) * heads + h) * W + w];
+  return r;
+}
+
+/// LANGUAGE.md 9.2 on one sequence's rows [1, heads, L, D] (half pairs).
+Ref rotated(const Ref &x, int heads, int L, int D, double base, long offset) {
+  Ref r = x;
+  for (int h = 0; h < heads; ++h)
+    for (int t = 0; t < L; ++t)
+      for (int c = 0; c < D / 2; ++c) {
+        double angle = (double)(t + offset) * std::pow(base, -2.0 * c / D);
+        size_t row = ((size_t)h * L + t) * D;
+        double a = x[row + c], p = x[row + c + D / 2];
+        r[row + c] = a * std::cos(angle) - p * std::sin(angle);
+        r[row + c + D / 2] = p * std::cos(angle) + a * std::sin(angle);
+      }
+  return r;
+}
+
+/// Compares sequence b's reference [1, H, Lq, Dv] (and lse [1, H, Lq]) with
+/// its rows of the packed results.
+void expectSequence(const Batch &batch, size_t b, const Vec &out, const Vec *lse,
+                    const Outputs &ref, int H, int Dv) {
+  int t0 = batch.cuQ[b], L = batch.lq[b];
+  std::string where = "sequence " + std::to_string(b) + " (Lq " + std::to_string(L) + ", Lk " +
+                      std::to_string(batch.lk[b]) + ")";
+  Vec got((size_t)H * L * Dv), gotLse((size_t)H * L);
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < L; ++t) {
+      for (int c = 0; c < Dv; ++c)
+        got[((size_t)h * L + t) * Dv + c] = out[((size_t)(t0 + t) * H + h) * Dv + c];
+      if (lse)
+        gotLse[(size_t)h * L + t] = (*lse)[(size_t)h * batch.Tq + t0 + t];
+    }
+  expectClose("out", got, ref.out, 1e-4, where);
+  if (lse)
+    expectClose("lse", gotLse, ref.lse, 1e-4 * std::max(1.0, maxAbs(ref.lse)), where);
+}
+
+/// ALiBi's get_slopes (the paper's reference code), written out.
+std::vector<double> slopesOfPowerOfTwo(int n) {
+  double start = std::pow(2.0, -std::pow(2.0, -(std::log2((double)n) - 3)));
+  std::vector<double> s;
+  for (int i = 0; i < n; ++i)
+    s.push_back(start * std::pow(start, i));
+  return s;
+}
+double alibiSlopeOf(int h, int H) {
+  int closest = 1;
+  while (closest * 2 <= H)
+    closest *= 2;
+  std::vector<double> s = slopesOfPowerOfTwo(closest);
+  std::vector<double> more = slopesOfPowerOfTwo(2 * closest);
+  for (int i = 0; (int)s.size() < H; i += 2)
+    s.push_back(more[(size_t)i]);
+  return s[(size_t)h];
+}
+
+class Packed : public ::testing::TestWithParam<int> {
+protected:
+  const Batch &batch = kBatches[GetParam()];
+  std::mt19937 rng{777};
+};
+
+TEST_P(Packed, CausalGqaWithLse) {
+  const int H = 4, G = 2, D = 8, Dv = 5;
+  Vec q = uniform((size_t)batch.Tq * H * D, rng), k = uniform((size_t)batch.Tk * G * D, rng),
+      v = uniform((size_t)batch.Tk * G * Dv, rng);
+  Vec out((size_t)batch.Tq * H * Dv, NAN), lse((size_t)H * batch.Tq, NAN);
+  ASSERT_EQ(packed_causal_gqa_run(q.data(), k.data(), v.data(), batch.cuQ.data(),
+                                  batch.cuK.data(), out.data(), lse.data(), batch.B(), batch.Tq,
+                                  batch.Tk),
+            0);
+  for (size_t b = 0; b < batch.lq.size(); ++b) {
+    int Lq = batch.lq[b], Lk = batch.lk[b];
+    Problem p{1, H, G, D, Dv, Lq, Lk, 1 / std::sqrt((double)D)};
+    p.mask = [](const At &a) { return a.j <= a.ip; };
+    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
+                          sequenceRows(k, G, D, batch.cuK[b], Lk),
+                          sequenceRows(v, G, Dv, batch.cuK[b], Lk));
+    expectSequence(batch, b, out, &lse, r, H, Dv);
+  }
+}
+
+TEST_P(Packed, RotaryAndStreamingMask) {
+  const int H = 2, D = 8;
+  Vec q = uniform((size_t)batch.Tq * H * D, rng), k = uniform((size_t)batch.Tk * H * D, rng),
+      v = uniform((size_t)batch.Tk * H * D, rng);
+  Vec out(q.size(), NAN);
+  ASSERT_EQ(packed_rotary_streaming_run(q.data(), k.data(), v.data(), batch.cuQ.data(),
+                                        batch.cuK.data(), out.data(), batch.B(), batch.Tq,
+                                        batch.Tk),
+            0);
+  for (size_t b = 0; b < batch.lq.size(); ++b) {
+    int Lq = batch.lq[b], Lk = batch.lk[b];
+    Problem p{1, H, H, D, D, Lq, Lk, 1 / std::sqrt((double)D)};
+    p.mask = [](const At &a) { return a.j <= a.ip && (a.j > a.ip - 5 || a.j < 2); };
+    Outputs r = attention(p, rotated(sequenceRows(q, H, D, batch.cuQ[b], Lq), H, Lq, D, 100, Lk - Lq),
+                          rotated(sequenceRows(k, H, D, batch.cuK[b], Lk), H, Lk, D, 100, 0),
+                          sequenceRows(v, H, D, batch.cuK[b], Lk));
+    expectSequence(batch, b, out, nullptr, r, H, D);
+  }
+}
+
+TEST_P(Packed, AlibiWithPrefix) {
+  const int H = 3, D = 8;
+  Vec q = uniform((size_t)batch.Tq * H * D, rng), k = uniform((size_t)batch.Tk * H * D, rng),
+      v = uniform((size_t)batch.Tk * H * D, rng);
+  std::vector<int32_t> prefix;
+  for (size_t b = 0; b < batch.lq.size(); ++b)
+    prefix.push_back((int32_t)(b * 7 % 11));
+  Vec out(q.size(), NAN);
+  ASSERT_EQ(packed_alibi_prefix_run(q.data(), k.data(), v.data(), batch.cuQ.data(),
+                                    batch.cuK.data(), prefix.data(), out.data(), batch.B(),
+                                    batch.Tq, batch.Tk),
+            0);
+  for (size_t b = 0; b < batch.lq.size(); ++b) {
+    int Lq = batch.lq[b], Lk = batch.lk[b], pre = prefix[b];
+    Problem p{1, H, H, D, D, Lq, Lk, 1 / std::sqrt((double)D)};
+    p.mask = [pre](const At &a) { return a.j <= a.ip || a.j < pre; };
+    p.bias = [H](const At &a) { return -alibiSlopeOf(a.h, H) * (double)(a.ip - a.j); };
+    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
+                          sequenceRows(k, H, D, batch.cuK[b], Lk),
+                          sequenceRows(v, H, D, batch.cuK[b], Lk));
+    expectSequence(batch, b, out, nullptr, r, H, D);
+  }
+}
+
+TEST_P(Packed, ExpressionsSeeTheSequencesSizes) {
+  const int H = 2, D = 8;
+  Vec q = uniform((size_t)batch.Tq * H * D, rng), k = uniform((size_t)batch.Tk * H * D, rng),
+      v = uniform((size_t)batch.Tk * H * D, rng);
+  Vec out(q.size(), NAN);
+  ASSERT_EQ(packed_expressions_run(q.data(), k.data(), v.data(), batch.cuQ.data(),
+                                   batch.cuK.data(), out.data(), batch.B(), batch.Tq, batch.Tk),
+            0);
+  for (size_t b = 0; b < batch.lq.size(); ++b) {
+    int Lq = batch.lq[b], Lk = batch.lk[b];
+    Problem p{1, H, H, D, D, Lq, Lk, 1 / std::sqrt((double)D)};
+    p.mask = [](const At &a) { return a.j <= a.ip && a.j > a.ip - 9; };
+    p.bias = [Lq, Lk, b](const At &a) {
+      return -0.05 * std::abs((double)(a.ip - a.j)) + 0.01 * (Lk - Lq) + 0.1 * (double)b;
+    };
+    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
+                          sequenceRows(k, H, D, batch.cuK[b], Lk),
+                          sequenceRows(v, H, D, batch.cuK[b], Lk));
+    expectSequence(batch, b, out, nullptr, r, H, D);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Batches, Packed, ::testing::Range(0, (int)std::size(kBatches)));
+
+/// cu_seqlens that do not start at 0, decrease, or do not end at the token
+/// count are an error before anything is read out of bounds or written.
+TEST(PackedErrors, BadCuSeqlensAreRefused) {
+  const int H = 4, G = 2, D = 8, Dv = 5, T = 10;
+  std::vector<float> q(T * H * D, 0.5f), k(T * G * D, 0.5f), v(T * G * Dv, 0.5f);
+  std::vector<float> out(T * H * Dv, -7.f), lse(H * T, -7.f);
+  halide_set_error_handler(recordError);
+  const std::vector<std::vector<int32_t>> bad = {
+      {1, 5, 10}, {0, 7, 5, 10}, {0, 5, 9}, {0, 5, 1000000}, {0, -3, 10}};
+  for (const std::vector<int32_t> &cu : bad) {
+    std::vector<int32_t> good(cu.size());
+    for (size_t n = 0; n < cu.size(); ++n)
+      good[n] = (int32_t)(n * T / (cu.size() - 1));
+    good.back() = T;
+    for (int side = 0; side < 2; ++side) {
+      const int32_t *cuQ = side == 0 ? cu.data() : good.data();
+      const int32_t *cuK = side == 0 ? good.data() : cu.data();
+      int err = packed_causal_gqa_run(q.data(), k.data(), v.data(), cuQ, cuK, out.data(),
+                                      lse.data(), (int64_t)cu.size() - 1, T, T);
+      EXPECT_NE(err, 0) << "cu_seqlens " << ::testing::PrintToString(cu) << " side " << side;
+      EXPECT_NE(lastHalideError.find(side == 0 ? "cu_seqlens_q must start at 0, never decrease "
+                                                 "and end at the number of tokens"
+                                               : "cu_seqlens_k must start at 0"),
+                std::string::npos)
+          << lastHalideError;
+    }
+  }
+  for (float x : out)
+    EXPECT_EQ(x, -7.f) << "nothing is written";
+  halide_set_error_handler(nullptr);
+}
+
+} // namespace
