@@ -169,7 +169,32 @@ def projection_fn(torch, meta, t):
     return run, "nn.MultiheadAttention (zero biases), need_weights=False"
 
 
-BUILDERS = {"sdpa": sdpa_fn, "additive": additive_fn, "projection": projection_fn}
+def packed_fn(torch, meta, t):
+    """A packed batch (tokens [T, heads, D], cu_seqlens): each sequence on its
+    own, softmax(q @ kT * scale + causal) @ v per head, into the packed output."""
+    cu = t["cu_seqlens_q"].tolist()
+    H, G, D, scale = meta["H"], meta["G"], meta["D"], meta["scale"]
+    r = H // G
+
+    def run():
+        out = torch.empty(t["q"].shape[0], H, meta["Dv"])
+        for b in range(len(cu) - 1):
+            t0, t1 = cu[b], cu[b + 1]
+            L = t1 - t0
+            q = t["q"][t0:t1].transpose(0, 1)                         # [H, L, D]
+            k = t["k"][t0:t1].transpose(0, 1).repeat_interleave(r, 0)  # [H, L, D]
+            v = t["v"][t0:t1].transpose(0, 1).repeat_interleave(r, 0)
+            s = q @ k.transpose(-1, -2) * scale
+            if meta["mask"] == "causal":
+                s = s.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
+            out[t0:t1] = (torch.softmax(s, dim=-1) @ v).transpose(0, 1)
+        return out
+
+    return run, "per sequence: q @ kT, softmax, @ v (PyTorch has no varlen kernel on CPU)"
+
+
+BUILDERS = {"sdpa": sdpa_fn, "additive": additive_fn, "projection": projection_fn,
+            "packed": packed_fn}
 
 
 def bench_one(torch, folder):

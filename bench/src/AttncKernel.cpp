@@ -255,8 +255,10 @@ int AttncKernel::run(const Inputs &inputs, float *out, int64_t B, int64_t Lq,
     for (const Param &p : params) {
       if (p.name == "out") {
         args.push_back(reinterpret_cast<intptr_t>(out));
-      } else if (!p.pointer && (p.name == "B" || p.name == "Lq" || p.name == "Lk")) {
-        args.push_back(p.name == "B" ? B : p.name == "Lq" ? Lq : Lk);
+      } else if (!p.pointer && (p.name == "B" || p.name == "Lq" || p.name == "Lk" ||
+                                p.name == "Tq" || p.name == "Tk")) {
+        // Packed batches name their token totals Tq, Tk.
+        args.push_back(p.name == "B" ? B : (p.name == "Lq" || p.name == "Tq") ? Lq : Lk);
       } else if (const float *ptr = find(p.name)) {
         args.push_back(reinterpret_cast<intptr_t>(ptr));
       } else {

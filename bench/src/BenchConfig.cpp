@@ -92,7 +92,14 @@ static void writeTorchInputs(const Config &c, const Options &o,
       .field("ref_source", r.refSource).field("threads", o.threads);
   meta.key("inputs").beginArray();
   for (const Tensor &t : inputs) {
-    writeInput(dir + "/" + t.name + ".npy", t.shape, t.data.data());
+    if (!t.ints.empty()) {
+      std::string error;
+      if (!attnc::runtime::writeNpy(dir + "/" + t.name + ".npy", ATTN_I32, t.shape,
+                                    t.ints.data(), error))
+        std::fprintf(stderr, "attnc-bench: %s\n", error.c_str());
+    } else {
+      writeInput(dir + "/" + t.name + ".npy", t.shape, t.data.data());
+    }
     meta.value(t.name);
   }
   meta.endArray();
@@ -107,7 +114,7 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
   std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
   AttncKernel::Inputs args;
   for (const Tensor &t : inputs)
-    args.push_back({t.name, t.data.data()});
+    args.push_back({t.name, static_cast<const float *>(t.pointer())});
   int64_t outSize = 1;
   for (int64_t d : outputShape(c))
     outSize *= d;
@@ -117,7 +124,9 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
 
   // --- attnc: compile (timed) and one run --------------------------------
   std::unique_ptr<AttncKernel> kernel;
-  auto runAttnc = [&] { return kernel->run(args, outA.data(), c.B, c.Lq, c.Lk); };
+  // Packed: the kernel's B counts the sequences.
+  const int64_t kernelB = c.kind == Kind::Packed ? int64_t(c.seqLens.size()) : c.B;
+  auto runAttnc = [&] { return kernel->run(args, outA.data(), kernelB, c.Lq, c.Lk); };
   if (o.attnc.empty()) {
     r.attnc.note = "no attnc binary (baselines only)";
   } else {

@@ -115,6 +115,19 @@ struct BlasAttention::Impl {
       }
       for (auto &s : scores)
         s.resize(maxRows * (c.Lk + sinkCols) + maxRows);
+    } else if (c.kind == Kind::Packed) {
+      // One item per (sequence, head, tile of kTileRows queries).
+      std::vector<int32_t> cu = cuSeqlens(c);
+      for (size_t b = 0; b < c.seqLens.size(); ++b)
+        for (int64_t h = 0; h < c.H; ++h)
+          for (int64_t i0 = 0; i0 < c.seqLens[b]; i0 += kTileRows)
+            items.push_back({int64_t(b), h / (c.H / c.G), h, cu[b],
+                             i0, std::min(c.seqLens[b], i0 + kTileRows)});
+      int64_t longest = 0;
+      for (int64_t L : c.seqLens)
+        longest = std::max(longest, L);
+      for (auto &s : scores)
+        s.resize(kTileRows * longest + kTileRows);
     } else if (c.kind == Kind::Additive) {
       for (int64_t b = 0; b < c.B; ++b)
         for (int64_t h = 0; h < c.H; ++h)
@@ -182,6 +195,28 @@ struct BlasAttention::Impl {
                   sinkCols, vbase, c.Dv, 1.f, optr, c.Dv);
     for (int64_t m = 0; m < M; ++m)
       cblas_sscal(c.Dv, inv[m], optr + m * c.Dv, 1);
+  }
+
+  /// Packed: rows i0 .. i1 of one head of the sequence starting at token
+  /// it.h1 (tokens [T, heads, width], so every leading dimension is heads x
+  /// width); causal within the sequence.
+  void packedItem(const Item &it, const float *q, const float *k, const float *v, float *out,
+                  std::vector<float> &ws) {
+    const int64_t t0 = it.h1, M = it.i1 - it.i0, L = c.seqLens[it.b];
+    const int64_t kn = c.mask == Mask::Causal ? it.i1 : L; // keys [0, kn) of the sequence
+    const int64_t ldq = c.H * c.D, ldk = c.G * c.D, ldv = c.G * c.Dv, ldo = c.H * c.Dv;
+    float *S = ws.data(), *inv = ws.data() + M * kn;
+    const float *qptr = q + (t0 + it.i0) * ldq + it.h0 * c.D;
+    const float *kptr = k + t0 * ldk + it.g * c.D, *vptr = v + t0 * ldv + it.g * c.Dv;
+    float *optr = out + (t0 + it.i0) * ldo + it.h0 * c.Dv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, kn, c.D, c.scale(), qptr, ldq,
+                kptr, ldk, 0.f, S, kn);
+    for (int64_t m = 0; m < M; ++m)
+      inv[m] = softmaxRow(S + m * kn, kn, 0, 0, c.mask == Mask::Causal ? it.i0 + m + 1 : kn);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, c.Dv, kn, 1.f, S, kn, vptr, ldv,
+                0.f, optr, ldo);
+    for (int64_t m = 0; m < M; ++m)
+      cblas_sscal(c.Dv, inv[m], optr + m * ldo, 1);
   }
 
   void additiveItem(const Item &it, const std::vector<Tensor> &in, float *out,
@@ -283,6 +318,8 @@ void BlasAttention::run(const std::vector<Tensor> &in, float *out) {
   m.pool.parallelFor(int64_t(m.items.size()), [&](int64_t n, int t) {
     if (m.c.kind == Kind::Sdpa)
       m.sdpaItem(m.items[n], q, k, in[2].data.data(), out, m.scores[t]);
+    else if (m.c.kind == Kind::Packed)
+      m.packedItem(m.items[n], q, k, in[2].data.data(), out, m.scores[t]);
     else
       m.additiveItem(m.items[n], in, out, m.scores[t], m.scratch[t]);
   });

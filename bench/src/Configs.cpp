@@ -101,6 +101,21 @@ static std::vector<Config> buildConfigs() {
     all.push_back(rope);
   }
 
+  // A packed batch (FlashAttention's varlen) of 8 causal prompts of 64 to 2048
+  // tokens, against one sequence of the same visible work (2922^2 / 2 ~ the
+  // sum of L^2 / 2), both with dynamic sizes (LANGUAGE.md 9.4).
+  Config packed = sdpa(1, true, false);
+  packed.kind = Kind::Packed;
+  packed.seqLens = {64, 2048, 128, 1024, 256, 512, 1536, 768};
+  packed.Lq = packed.Lk = 6336;
+  packed.id = packed.kernel = "packed8_causal";
+  packed.label = "packed 8 seqs 64..2048 H=8 D=64 causal";
+  all.push_back(packed);
+  Config equal = sdpa(2922, true, false);
+  equal.id = equal.kernel = "mha_dyn_causal_n2922";
+  equal.label = "MHA H=8 D=64 N=2922 causal, dynamic sizes (packed8's work)";
+  all.push_back(equal);
+
   // The portable object (docs/targets.md) against the host one, same kernel:
   // dispatch happens once per call, so they should run alike.
   for (int64_t n : {512, 2048}) {
@@ -144,6 +159,11 @@ int64_t Config::sinkEnd(int64_t i) const {
 
 double Config::visiblePairs() const {
   double pairs = 0;
+  if (kind == Kind::Packed) { // causal (or none) within each sequence
+    for (int64_t L : seqLens)
+      pairs += mask == Mask::Causal ? double(L) * double(L + 1) / 2 : double(L) * double(L);
+    return pairs * double(H);
+  }
   for (int64_t i = 0; i < Lq; ++i) {
     int64_t lo, hi;
     visibleRange(i, lo, hi);
@@ -156,6 +176,7 @@ double Config::flops() const {
   double pairs = visiblePairs();
   switch (kind) {
   case Kind::Sdpa:
+  case Kind::Packed:
     return pairs * 2.0 * double(D + Dv);
   case Kind::Additive:
     // W_k k per key and W_q q per query, then per pair: add + w_v dot over the
@@ -192,6 +213,8 @@ std::string Config::kindName() const {
     return "additive";
   case Kind::Projection:
     return "projection";
+  case Kind::Packed:
+    return "packed";
   }
   return "?";
 }
@@ -254,6 +277,15 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
   bool fill = seed != 0;
   std::vector<Tensor> in;
   switch (c.kind) {
+  case Kind::Packed: {
+    in.push_back(uniformTensor("q", {c.Lq, c.H, c.D}, seed, 1, fill));
+    in.push_back(uniformTensor("k", {c.Lk, c.G, c.keyDim()}, seed, 1, fill));
+    in.push_back(uniformTensor("v", {c.Lk, c.G, c.Dv}, seed, 1, fill));
+    std::vector<int32_t> cu = cuSeqlens(c);
+    for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"})
+      in.push_back(Tensor{name, {int64_t(cu.size())}, {}, cu});
+    break;
+  }
   case Kind::Sdpa:
     in.push_back(uniformTensor("q", {c.B, c.H, c.Lq, c.D}, seed, 1, fill));
     in.push_back(uniformTensor("k", {c.B, c.G, c.Lk, c.keyDim()}, seed, 1, fill));
@@ -285,9 +317,18 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
   return in;
 }
 
+std::vector<int32_t> cuSeqlens(const Config &c) {
+  std::vector<int32_t> cu{0};
+  for (int64_t L : c.seqLens)
+    cu.push_back(cu.back() + int32_t(L));
+  return cu;
+}
+
 std::vector<int64_t> outputShape(const Config &c) {
   if (c.kind == Kind::Projection)
     return {c.B, c.Lq, c.modelDim};
+  if (c.kind == Kind::Packed)
+    return {c.Lq, c.H, c.Dv};
   return {c.B, c.H, c.Lq, c.Dv};
 }
 

@@ -15,7 +15,7 @@
 
 namespace attnc_bench {
 
-enum class Kind { Sdpa, Additive, Projection };
+enum class Kind { Sdpa, Additive, Projection, Packed };
 enum class Mask { None, Causal, Window, WindowSink };
 
 struct Config {
@@ -33,6 +33,9 @@ struct Config {
   bool memoryBound = false; // decode: report bandwidth, not % of peak
   bool quick = false;       // part of the --quick smoke run
   std::string target;       // attnc --target (empty: host)
+  /// Kind::Packed: the sequences' lengths (queries and keys alike); Lq = Lk
+  /// is their total, B stays 1 (the kernel's B is seqLens.size()).
+  std::vector<int64_t> seqLens;
 
   int64_t keyDim() const { return D; }
   float scale() const; // the kernel's score scale
@@ -55,13 +58,21 @@ struct Config {
 /// Every configuration, in table order.
 const std::vector<Config> &allConfigs();
 
-/// A dense row-major float tensor with its contract name.
+/// A dense row-major float tensor with its contract name (or, when `ints`
+/// is not empty, an i32 one: packed batches' cu_seqlens).
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<float> data;
+  std::vector<int32_t> ints;
   int64_t size() const;
+  const void *pointer() const {
+    return ints.empty() ? static_cast<const void *>(data.data()) : ints.data();
+  }
 };
+
+/// Kind::Packed: the first token of each sequence, then the total (B + 1).
+std::vector<int32_t> cuSeqlens(const Config &config);
 
 /// The inputs of `config` in contract order (q, k, v or x, then weights),
 /// uniform in [-1, 1) from a fixed seed; weights scaled by 1/sqrt(fan-in).

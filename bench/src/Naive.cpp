@@ -170,9 +170,28 @@ static void naiveProjection(const Config &c, const std::vector<Tensor> &in,
   naiveMatmul(A.data(), in[4].data.data(), out, c.B * L, HDv, M, pool);
 }
 
+// Packed tokens [T, heads, width]: each sequence on its own, causal within it.
+static void naivePacked(const Config &c, const std::vector<Tensor> &in, float *out,
+                        ThreadPool &pool) {
+  const std::vector<int32_t> cu = cuSeqlens(c);
+  const float *q = in[0].data.data(), *k = in[1].data.data(), *v = in[2].data.data();
+  const int64_t groupSize = c.H / c.G;
+  pool.parallelFor(int64_t(c.seqLens.size()) * c.H, [&](int64_t bh, int) {
+    int64_t b = bh / c.H, h = bh % c.H, g = h / groupSize, t0 = cu[b], L = c.seqLens[b];
+    std::vector<float> s(L);
+    for (int64_t i = 0; i < L; ++i)
+      attendRow(q + ((t0 + i) * c.H + h) * c.D, k + (t0 * c.G + g) * c.D, c.G * c.D,
+                v + (t0 * c.G + g) * c.Dv, c.G * c.Dv, c.D, c.Dv, 0, 0,
+                c.mask == Mask::Causal ? i + 1 : L, c.scale(), s,
+                out + ((t0 + i) * c.H + h) * c.Dv);
+  });
+}
+
 void naiveAttention(const Config &c, const std::vector<Tensor> &in, float *out,
                     ThreadPool &pool, int64_t rowBegin, int64_t rowEnd) {
   switch (c.kind) {
+  case Kind::Packed:
+    return naivePacked(c, in, out, pool);
   case Kind::Sdpa:
     return naiveSdpa(c, in, out, pool, rowBegin, rowEnd);
   case Kind::Additive:

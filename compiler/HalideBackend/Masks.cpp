@@ -52,24 +52,6 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   Expr P = Expr((int32_t)f.groupP);
   r.ipMin = (f.qt * f.tileQ) / P + off;
   r.ipMax = (f.qt * f.tileQ + (f.tileQ - 1)) / P + off;
-  // Packed: a tile may hold rows of several sequences. Its key blocks are
-  // those of its sequences' keys; the terms' own block tests hold in the
-  // frame of its first row's sequence and are used when the tile has one.
-  Expr sequenceBlocks, oneSequence;
-  if (in.packed) {
-    Expr i0 = (f.qt * f.tileQ) / P, i1 = (f.qt * f.tileQ + (f.tileQ - 1)) / P;
-    PackedSequences::Frame first = in.packed->frame(i0, r.jMin),
-                           last = in.packed->frame(min(i1, in.packed->Tq - 1), r.jMin);
-    Expr keysFrom = in.packed->cuK(first.b), keysEnd = in.packed->cuK(last.b + 1);
-    sequenceBlocks = r.jMax >= keysFrom && r.jMin < keysEnd;
-    oneSequence = first.b == last.b;
-    r.b = first.b;
-    r.jMin = first.j;
-    r.jMax = first.j + (f.blockK - 1);
-    r.ipMin = first.ip;
-    r.ipMax = first.ip + (i1 - i0);
-  }
-
   Expr validLenB, validLenEnv;
   bool hasValidLen = config.kernel.hasMask(MaskKind::ValidLen) ||
                      config.interval.lo.kind == KeyBound::ValidLen ||
@@ -78,6 +60,37 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     ImageParam vl = in.param("valid_len");
     validLenB = vl(r.b);
     validLenEnv = vl(env.b);
+  }
+
+  // Packed: a tile may hold rows of several sequences. Its key blocks are
+  // those of its sequences' keys, narrowed by the interval of the mask
+  // analysis (in the frame of its first row's sequence) when it has one:
+  // one range [keysLo, keysHi) of key tokens per query tile, a table made
+  // once per call: then the block condition is linear in the key block with
+  // loop-invariant ends, which Halide turns into the key loop's bounds.
+  Expr keysLo, keysHi;
+  if (in.packed) {
+    Expr i0 = (f.qt * f.tileQ) / P, i1 = (f.qt * f.tileQ + (f.tileQ - 1)) / P;
+    PackedSequences::Frame first = in.packed->frame(i0, 0),
+                           last = in.packed->frame(min(i1, in.packed->Tq - 1), 0);
+    keysLo = in.packed->cuK(first.b);
+    keysHi = in.packed->cuK(last.b + 1);
+    Expr k0 = -first.j; // the first key token of the first row's sequence
+    Expr oneSequence = first.b == last.b;
+    Expr ipMin = first.ip, ipMax = first.ip + (i1 - i0);
+    Expr vl;
+    if (hasValidLen)
+      vl = in.param("valid_len")(first.b);
+    const KeyInterval &iv = config.interval;
+    if (iv.lo.kind != KeyBound::None)
+      keysLo = select(oneSequence, max(keysLo, k0 + boundValue(iv.lo, ipMin, vl)), keysLo);
+    if (iv.hi.kind != KeyBound::None)
+      keysHi = select(oneSequence, min(keysHi, k0 + boundValue(iv.hi, ipMax, vl)), keysHi);
+    Func tileKeys("tile_keys");
+    tileKeys(f.qt) = Tuple(keysLo, keysHi);
+    f.sequenceTables.push_back(tileKeys);
+    keysLo = tileKeys(f.qt)[0];
+    keysHi = tileKeys(f.qt)[1];
   }
 
   std::vector<TermTests> terms;
@@ -167,10 +180,8 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     andWith(blockVisible, r.jMin < boundValue(iv.hi, r.ipMax, validLenB));
   if (iv.lo.kind != KeyBound::None)
     andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
-  if (in.packed)
-    blockVisible = blockVisible.defined()
-                       ? (sequenceBlocks && (!oneSequence || blockVisible))
-                       : sequenceBlocks;
+  if (in.packed) // the terms' own tests are in another frame: the range alone
+    blockVisible = r.jMax >= keysLo && r.jMin < keysHi;
   return {visible, blockVisible};
 }
 

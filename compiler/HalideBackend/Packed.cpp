@@ -63,25 +63,37 @@ PackedSequences makePackedSequences(ImageParam cuQ, ImageParam cuK, const Expr &
   p.cuK = validated(cuK, p.count, Tk, "cu_seqlens_k");
   p.seqOfQuery = sequenceOf(p.cuQ, p.count, Tq, "query", p.tables);
   p.seqOfKey = sequenceOf(p.cuK, p.count, Tk, "key", p.tables);
+  // Per query token, its frame, and per key token its position: tables the
+  // score loops read with whole-vector loads rather than gathering offsets,
+  // defined past the last token too (tile padding reads them unclamped; a
+  // clamped index would be a gather). Values are clamped again: bounds
+  // inference cannot see through a table's values.
+  Var t("t");
+  Expr tq = clamp(t, 0, Tq - 1), tk = clamp(t, 0, Tk - 1);
+  Expr b = clamp(p.seqOfQuery(tq), 0, p.count - 1), q0 = p.cuQ(b), k0 = p.cuK(b);
+  p.queryFrame = Func("query_frame");
+  p.queryFrame(t) = Tuple(b, t - q0, k0, p.cuK(b + 1) - k0, p.cuQ(b + 1) - q0);
+  Expr kb = clamp(p.seqOfKey(tk), 0, p.count - 1);
+  p.keyPositions = Func("key_position");
+  p.keyPositions(t) = t - p.cuK(kb);
+  p.tables.insert(p.tables.end(), {p.queryFrame, p.keyPositions});
   return p;
 }
 
 PackedSequences::Frame PackedSequences::frame(const Expr &i, const Expr &j) const {
   Frame f;
-  // Clamped again: bounds inference cannot see through the table's values.
-  f.b = clamp(seqOfQuery(clamp(i, 0, Tq - 1)), 0, count - 1);
-  Expr q0 = cuQ(f.b), k0 = cuK(f.b);
-  f.Lq = cuQ(f.b + 1) - q0;
-  f.Lk = cuK(f.b + 1) - k0;
-  f.i = i - q0;
-  f.j = j - k0;
+  f.b = clamp(queryFrame(i)[0], 0, count - 1);
+  f.i = queryFrame(i)[1];
+  f.j = j - queryFrame(i)[2];
+  f.Lk = queryFrame(i)[3];
+  f.Lq = queryFrame(i)[4];
   f.ip = f.i + (f.Lk - f.Lq);
   f.keyVisible = f.j >= 0 && f.j < f.Lk;
   return f;
 }
 
 Expr PackedSequences::keyPosition(const Expr &j) const {
-  return j - cuK(clamp(seqOfKey(clamp(j, 0, Tk - 1)), 0, count - 1));
+  return keyPositions(j);
 }
 
 } // namespace attnc::halide_backend

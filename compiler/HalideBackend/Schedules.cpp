@@ -285,16 +285,24 @@ void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
   // out's parallel loop, and that tile's state computed inside it: one
   // parallel loop in all and no root-level state (small problems are
   // dominated by thread wake-ups and passes over root buffers otherwise).
+  // (Packed batches' out is tokens (d, h, i): the same tiles of rows, no b.)
+  const bool packedOut = f.sequenceTables.size() > 0 && f.out.dimensions() == 3;
   p.stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
-                              f.out.dimensions() == 4;
+                     (f.out.dimensions() == 4 || packedOut);
   if (p.stateInOutTile) {
     Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
-    f.out.split(i, oi, oii, TQ, TailStrategy::GuardWithIf)
-        .reorder(d, oii, oi, h, b)
-        .vectorize(d, vec, TailStrategy::GuardWithIf)
-        .fuse(oi, h, ot) // tiles of one head next to each other: both threads share its K/V
-        .fuse(ot, b, oTask)
-        .parallel(oTask);
+    f.out.split(i, oi, oii, TQ, TailStrategy::GuardWithIf);
+    if (packedOut)
+      f.out.reorder(d, oii, oi, h);
+    else
+      f.out.reorder(d, oii, oi, h, b);
+    f.out.vectorize(d, vec, TailStrategy::GuardWithIf)
+        .fuse(oi, h, ot); // tiles of one head next to each other: both threads share its K/V
+    if (packedOut)
+      f.out.rename(ot, oTask);
+    else
+      f.out.fuse(ot, b, oTask);
+    f.out.parallel(oTask);
     f.state.compute_at(f.out, oTask).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
