@@ -129,8 +129,11 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   }
   for (const std::string &s : sizeNames)
     os << (first ? "" : ", ") << s;
-  os << ");\n *   // err == 0 on success; -1: a size < 1 or too large; -2: a NULL pointer;\n"
-        " *   // -100: this CPU lacks the instruction-set features of every variant\n"
+  os << ");\n *   // err == 0 on success; -1: a size < 1 or too large; -2: a NULL pointer;\n";
+  if (spec.packed)
+    os << " *   // -3: cu_seqlens_q / cu_seqlens_k do not start at 0, decrease, or do\n"
+          " *   // not end at Tq / Tk;\n";
+  os << " *   // -100: this CPU lacks the instruction-set features of every variant\n"
         " *   // (listed in " << name << "_attnc_targets); other negative values are\n"
         " *   // Halide error codes.\n */\n";
 

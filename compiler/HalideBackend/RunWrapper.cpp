@@ -157,6 +157,17 @@ public:
     b.CreateRet(b.getInt32(kRunNullPointer));
 
     b.SetInsertPoint(call);
+    if (config.kernel.packed) {
+      // Checked here too, so a C caller gets an error code rather than
+      // Halide's default error handler (which aborts) for bad offsets.
+      auto *badOffsets = llvm::BasicBlock::Create(ctx, "bad_offsets", run);
+      for (auto [name, total] : {std::pair{"cu_seqlens_q", "Tq"}, {"cu_seqlens_k", "Tk"}})
+        checkOffsets(run, argumentNamed(args, name), sizes.at("B"), sizes.at(total), badOffsets);
+      llvm::BasicBlock *resume = b.GetInsertBlock();
+      b.SetInsertPoint(badOffsets);
+      b.CreateRet(b.getInt32(kRunBadOffsets));
+      b.SetInsertPoint(resume);
+    }
     std::vector<llvm::Value *> callArgs;
     for (size_t k = 0; k < config.arguments.size(); ++k) {
       llvm::Value *buf = fillBuffer(run, config.arguments[k], args[k], shapes[k]);
@@ -173,6 +184,40 @@ private:
   llvm::Type *i8, *i16, *i32, *i64, *i8p;
   llvm::StructType *typeT, *dimT, *bufT;
   std::map<std::string, llvm::Value *> sizes;
+
+  llvm::Value *argumentNamed(const std::vector<llvm::Argument *> &args, const std::string &name) {
+    for (size_t k = 0; k < config.arguments.size(); ++k)
+      if (config.arguments[k].name == name)
+        return args[k];
+    throw BackendError("kernel '" + config.name + "' has no argument '" + name + "'");
+  }
+
+  /// cu[0] == 0, cu[b] <= cu[b + 1] for b < B, cu[B] == total; branches to
+  /// `bad` otherwise and leaves the builder after the check.
+  void checkOffsets(llvm::Function *fn, llvm::Value *cu, llvm::Value *B, llvm::Value *total,
+                    llvm::BasicBlock *bad) {
+    auto *loop = llvm::BasicBlock::Create(ctx, "offsets_loop", fn);
+    auto *body = llvm::BasicBlock::Create(ctx, "offsets_next", fn);
+    auto *done = llvm::BasicBlock::Create(ctx, "offsets_end", fn);
+    auto *ok = llvm::BasicBlock::Create(ctx, "offsets_ok", fn);
+    llvm::BasicBlock *start = b.GetInsertBlock();
+    llvm::Value *first = b.CreateLoad(i32, b.CreateGEP(i32, cu, b.getInt64(0)));
+    b.CreateCondBr(b.CreateICmpEQ(first, b.getInt32(0)), loop, bad);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *index = b.CreatePHI(i64, 2, "b");
+    index->addIncoming(b.getInt64(0), start);
+    b.CreateCondBr(b.CreateICmpSLT(index, B), body, done);
+    b.SetInsertPoint(body);
+    llvm::Value *at = b.CreateLoad(i32, b.CreateGEP(i32, cu, index));
+    llvm::Value *next = b.CreateAdd(index, b.getInt64(1));
+    llvm::Value *after = b.CreateLoad(i32, b.CreateGEP(i32, cu, next));
+    index->addIncoming(next, body);
+    b.CreateCondBr(b.CreateICmpSLE(at, after), loop, bad);
+    b.SetInsertPoint(done);
+    llvm::Value *last = b.CreateSExt(b.CreateLoad(i32, b.CreateGEP(i32, cu, B)), i64);
+    b.CreateCondBr(b.CreateICmpEQ(last, total), ok, bad);
+    b.SetInsertPoint(ok);
+  }
 
   llvm::Value *inRange(llvm::Value *v) {
     return b.CreateAnd(b.CreateICmpSGE(v, b.getInt64(1)),

@@ -22,7 +22,8 @@ namespace attnc::halide_backend {
 /// NAME_run's error codes (Halide's own codes are other negative numbers).
 enum RunError : int {
   kRunBadSize = -1,    // a dynamic size < 1, or a size / stride above INT32_MAX
-  kRunNullPointer = -2 // a tensor pointer is NULL
+  kRunNullPointer = -2, // a tensor pointer is NULL
+  kRunBadOffsets = -3   // packed: cu_seqlens do not start at 0, decrease, or miss Tq / Tk
 };
 
 /// Adds the wrappers and globals for `configs` (all compiled into `module`).
