@@ -900,12 +900,13 @@ void KernelSema::checkPackedRules() {
     field = "mask";
     why = "'mask = input' ([B, Lq, Lk]) is refused with 'batch = packed'; write the mask "
           "as an expression";
+  } else if (spec_.positional == PositionalKind::Sinusoidal) {
+    field = "positional";
+    why = "'positional = sinusoidal' is refused with 'batch = packed' (it would add "
+          "positions of the token axis); use 'rotary', which is per sequence";
   } else if (given("layout")) {
     field = "layout";
     why = "'layout' has no meaning with 'batch = packed': tokens are [T, heads, width]";
-  } else if (spec_.project != ProjectKind::None) {
-    field = "project";
-    why = "'project' with 'batch = packed' is not supported yet (docs/status.md)";
   }
   if (why)
     diag_.error(locOf(field.c_str()), why);

@@ -94,13 +94,22 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     break;
   case ProjectKind::SelfQKV:
   case ProjectKind::SelfQKVOut:
-    add("x", ElemType::F32, dims({"B", "Lq", "M"}));
+    add("x", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
     break;
   case ProjectKind::QKV:
-  case ProjectKind::QKVOut:
-    add("x_q", ElemType::F32, dims({"B", "Lq", "M"}));
-    add("x_kv", ElemType::F32, dims({"B", "Lk", spec.kvModelDim ? "Mkv" : "M"}));
+  case ProjectKind::QKVOut: {
+    const char *kvWidth = spec.kvModelDim ? "Mkv" : "M";
+    add("x_q", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
+    add("x_kv", ElemType::F32,
+        spec.packed ? dims({"Tk", kvWidth}) : dims({"B", "Lk", kvWidth}));
     break;
+  }
+  }
+  if (spec.packed && spec.project != ProjectKind::None) {
+    // Self-attention's keys are its queries' tokens, which cu_seqlens_k
+    // still groups (usually as cu_seqlens_q does).
+    add("cu_seqlens_q", ElemType::I32, dims({"B+1"}));
+    add("cu_seqlens_k", ElemType::I32, dims({"B+1"}));
   }
 
   // Projection weights, then biases.
@@ -160,7 +169,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   // Outputs.
   bool outProj = hasOutputProjection(spec.project);
   if (outProj)
-    add("out", ElemType::F32, dims({"B", "Lq", "M"}), true);
+    add("out", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}), true);
   else if (spec.packed)
     add("out", ElemType::F32, dims({"Tq", "H", "Dv"}), true);
   else
@@ -177,7 +186,8 @@ std::vector<std::string> dynamicSizeNames(const KernelSpec &spec) {
   SizeTable sizes = sizesOf(spec);
   std::vector<std::string> names;
   if (spec.packed)
-    return {"B", "Tq", "Tk"};
+    return sizes.keysTiedToQueries ? std::vector<std::string>{"B", "Tq"}
+                                   : std::vector<std::string>{"B", "Tq", "Tk"};
   if (!sizes.B)
     names.push_back("B");
   if (!sizes.Lq)

@@ -194,7 +194,7 @@ private:
       // One row axis of all tokens (B = 1 inside); the sequences' table.
       f.B = Expr(1);
       f.Lq = size("Tq", 0);
-      f.Lk = size("Tk", 0);
+      f.Lk = spec.selfAttention() ? f.Lq : size("Tk", 0);
       packed = makePackedSequences(param("cu_seqlens_q"), param("cu_seqlens_k"), f.Lq, f.Lk);
       f.sequenceTables = packed->tables;
     } else {
@@ -291,6 +291,8 @@ private:
       Expr angle = cast<float>(f.i) /
                    Halide::pow(10000.0f, cast<float>(even) / cast<float>(M));
       xp(f.m, f.i, f.b) = x(f.m, f.i, f.b) + select(f.m % 2 == 0, sin(angle), cos(angle));
+    } else if (spec.packed) { // tokens [T, M]
+      xp(f.m, f.i, f.b) = x(f.m, f.i);
     } else {
       xp(f.m, f.i, f.b) = x(f.m, f.i, f.b);
     }
@@ -635,7 +637,11 @@ private:
       proj(f.m, i, b) = 0.0f;
       Func woT = transposedWeight("w_o");
       proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * woT(f.m, r.y * f.Dv + r.x);
-      f.out(f.m, i, b) = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
+      Expr projected = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
+      if (spec.packed)
+        f.out(f.m, i) = substitute(b.name(), Expr(0), projected); // tokens [Tq, M]
+      else
+        f.out(f.m, i, b) = projected;
       f.precomputed.push_back(proj);
     } else if (spec.packed) {
       f.out(d, h, i) = f.attn(d, i, h, 0); // tokens [Tq, H, Dv]

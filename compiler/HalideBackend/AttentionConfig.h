@@ -105,7 +105,8 @@ struct KernelDesc {
   std::vector<std::string> dynamicSizeNames() const {
     std::vector<std::string> names;
     if (packed)
-      return {"B", "Tq", "Tk"};
+      return selfAttention() ? std::vector<std::string>{"B", "Tq"}
+                             : std::vector<std::string>{"B", "Tq", "Tk"};
     if (!batch)
       names.push_back("B");
     if (!seqQ)

@@ -125,8 +125,11 @@ public:
     }
     if (!sizes.count("Lk") && !table.Lk && sizes.count("Lq"))
       sizes["Lk"] = sizes["Lq"]; // seq_k = seq_q, or self-attention
-    if (config.kernel.packed) // cu_seqlens_q / _k hold B + 1 offsets
+    if (config.kernel.packed) { // cu_seqlens_q / _k hold B + 1 offsets
       sizes["B+1"] = b.CreateAdd(sizes.at("B"), b.getInt64(1));
+      if (!sizes.count("Tk"))
+        sizes["Tk"] = sizes.at("Tq"); // self-attention: the keys are the query tokens
+    }
 
     // Extents and dense strides of every argument, innermost first.
     std::vector<std::vector<std::pair<llvm::Value *, llvm::Value *>>> shapes;

@@ -89,18 +89,22 @@ private:
                                  builder.getF32Type());
   }
 
-  /// [B, L, M] -> positions? -> project -> split_heads: [B, heads, L, width].
+  /// [B, L, M] -> positions? -> project -> split_heads: [B, heads, L, width];
+  /// packed tokens [T, M] -> project -> split_heads: [T, heads, width].
   Value projectHeads(Location l, const KernelSpec &spec, Value x, Value w, Value bias,
                      int64_t heads, int64_t width) {
     auto xType = x.getType().cast<RankedTensorType>();
     int64_t n = heads * width;
-    auto projected = RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1), n},
-                                           builder.getF32Type());
-    Value p = builder.create<mlir::attn::ProjectOp>(l, projected, x, w, bias);
-    auto split = RankedTensorType::get(
-        {xType.getDimSize(0), heads, xType.getDimSize(1), width}, builder.getF32Type());
-    return builder.create<mlir::attn::SplitHeadsOp>(l, split, p,
-                                                    builder.getI64IntegerAttr(heads));
+    bool tokens = xType.getRank() == 2;
+    auto type = [&](ArrayRef<int64_t> shape) {
+      return RankedTensorType::get(shape, builder.getF32Type());
+    };
+    int64_t d0 = xType.getDimSize(0), d1 = xType.getDimSize(1);
+    Value p = builder.create<mlir::attn::ProjectOp>(l, tokens ? type({d0, n}) : type({d0, d1, n}),
+                                                    x, w, bias);
+    return builder.create<mlir::attn::SplitHeadsOp>(
+        l, tokens ? type({d0, heads, width}) : type({d0, heads, d1, width}), p,
+        builder.getI64IntegerAttr(heads));
   }
 
   Value positioned(Location l, const KernelSpec &spec, Value x) {
@@ -218,11 +222,23 @@ private:
     auto &values = kernel.values;
     Location l = kernel.l;
     Value q = values["q"], k = values["k"], v = values["v"];
-    if (spec.packed)
+    if (spec.packed) { // tokens (projected first, if so) viewed as sequences
+      if (spec.project != ProjectKind::None)
+        std::tie(q, k, v) = projectedInputs(kernel);
       return {sequences(l, q, values["cu_seqlens_q"]), sequences(l, k, values["cu_seqlens_k"]),
               sequences(l, v, values["cu_seqlens_k"])};
+    }
     if (spec.project == ProjectKind::None)
       return {q, k, v};
+    return projectedInputs(kernel);
+  }
+
+  /// q, k, v from x (or x_q, x_kv): positions? -> project -> split_heads.
+  std::tuple<Value, Value, Value> projectedInputs(Kernel &kernel) {
+    const KernelSpec &spec = kernel.spec;
+    auto &values = kernel.values;
+    Location l = kernel.l;
+    Value q, k, v;
     bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
     Value xq = positioned(l, spec, self ? values["x"] : values["x_q"]);
     Value xkv = self ? xq : positioned(l, spec, values["x_kv"]);
@@ -348,20 +364,26 @@ private:
           builder.getF32Type());
     }
     Value out = builder.create<mlir::attn::WeightedSumOp>(l, attnOutType, p, v);
+    auto attnType = attnOutType.cast<RankedTensorType>();
+    int64_t H = attnType.getDimSize(1), Dv = attnType.getDimSize(3);
+    if (spec.packed) // back to tokens [Tq, H, Dv]
+      out = builder.create<mlir::attn::PackOp>(
+          l,
+          outProject ? RankedTensorType::get({ShapedType::kDynamicSize, H, Dv},
+                                             builder.getF32Type())
+                     : kernel.resultTypes[0].cast<RankedTensorType>(),
+          out, kernel.values["cu_seqlens_q"]);
     if (outProject) {
-      auto attnType = attnOutType.cast<RankedTensorType>();
-      auto merged = RankedTensorType::get(
-          {attnType.getDimSize(0), attnType.getDimSize(2),
-           attnType.getDimSize(1) * attnType.getDimSize(3)},
-          builder.getF32Type());
+      auto merged = spec.packed ? RankedTensorType::get({ShapedType::kDynamicSize, H * Dv},
+                                                        builder.getF32Type())
+                                : RankedTensorType::get({attnType.getDimSize(0),
+                                                         attnType.getDimSize(2), H * Dv},
+                                                        builder.getF32Type());
       Value m = builder.create<mlir::attn::MergeHeadsOp>(l, merged, out);
       out = builder.create<mlir::attn::ProjectOp>(l, kernel.resultTypes[0], m,
                                                   kernel.values["w_o"],
                                                   spec.projBias.o ? kernel.values["b_o"] : Value());
     }
-    if (spec.packed)
-      out = builder.create<mlir::attn::PackOp>(l, kernel.resultTypes[0], out,
-                                               kernel.values["cu_seqlens_q"]);
     SmallVector<Value> results{out};
     if (spec.outputWeights)
       results.push_back(p);

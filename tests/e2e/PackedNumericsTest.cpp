@@ -194,6 +194,60 @@ TEST_P(Packed, ExpressionsSeeTheSequencesSizes) {
   }
 }
 
+/// Token rows [t0, t0 + L) of x [T, M] as one sequence [1, L, M].
+Vec tokenRows(const Vec &x, int M, int t0, int L) {
+  return Vec(x.begin() + (size_t)t0 * M, x.begin() + (size_t)(t0 + L) * M);
+}
+
+TEST_P(Packed, LlamaLayerWithProjections) {
+  // Self-attention: the keys are the query tokens, grouped alike.
+  const int H = 4, G = 2, D = 6, M = 8;
+  const Batch self(batch.lq, batch.lq);
+  Vec x = uniform((size_t)self.Tq * M, rng);
+  Vec wq = uniform((size_t)H * D * M, rng), wk = uniform((size_t)G * D * M, rng),
+      wv = uniform((size_t)G * D * M, rng), wo = uniform((size_t)M * H * D, rng);
+  Vec out((size_t)self.Tq * M, NAN);
+  ASSERT_EQ(packed_llama_run(x.data(), self.cuQ.data(), self.cuK.data(), wq.data(), wk.data(),
+                             wv.data(), wo.data(), out.data(), self.B(), self.Tq),
+            0);
+  for (size_t b = 0; b < self.lq.size(); ++b) {
+    int L = self.lq[b], t0 = self.cuQ[b];
+    Vec xb = tokenRows(x, M, t0, L);
+    Ref q = rotated(projectHeads(xb, wq, nullptr, 1, L, M, H, D, false), H, L, D, 100, 0);
+    Ref k = rotated(projectHeads(xb, wk, nullptr, 1, L, M, G, D, false), G, L, D, 100, 0);
+    Ref v = projectHeads(xb, wv, nullptr, 1, L, M, G, D, false);
+    Problem p{1, H, G, D, D, L, L, 1 / std::sqrt((double)D)};
+    p.mask = [](const At &a) { return a.j <= a.ip; };
+    Ref ref = outputProject(attention(p, q, k, v).out, wo, nullptr, 1, L, H, D, M);
+    Vec got = tokenRows(out, M, t0, L);
+    expectClose("out", got, ref, 1e-4 * std::max(1.0, maxAbs(ref)),
+                "sequence " + std::to_string(b));
+  }
+}
+
+TEST_P(Packed, CrossAttentionWithKvModelDim) {
+  const int H = 2, D = 4, M = 6, Mkv = 10;
+  Vec xq = uniform((size_t)batch.Tq * M, rng), xkv = uniform((size_t)batch.Tk * Mkv, rng);
+  Vec wq = uniform((size_t)H * D * M, rng), wk = uniform((size_t)H * D * Mkv, rng),
+      wv = uniform((size_t)H * D * Mkv, rng);
+  Vec bq = uniform((size_t)H * D, rng), bk = uniform((size_t)H * D, rng),
+      bv = uniform((size_t)H * D, rng);
+  Vec out((size_t)batch.Tq * H * D, NAN), lse((size_t)H * batch.Tq, NAN);
+  ASSERT_EQ(packed_cross_kdim_run(xq.data(), xkv.data(), batch.cuQ.data(), batch.cuK.data(),
+                                  wq.data(), wk.data(), wv.data(), bq.data(), bk.data(),
+                                  bv.data(), out.data(), lse.data(), batch.B(), batch.Tq,
+                                  batch.Tk),
+            0);
+  for (size_t b = 0; b < batch.lq.size(); ++b) {
+    int Lq = batch.lq[b], Lk = batch.lk[b];
+    Ref q = projectHeads(tokenRows(xq, M, batch.cuQ[b], Lq), wq, &bq, 1, Lq, M, H, D, false);
+    Ref k = projectHeads(tokenRows(xkv, Mkv, batch.cuK[b], Lk), wk, &bk, 1, Lk, Mkv, H, D, false);
+    Ref v = projectHeads(tokenRows(xkv, Mkv, batch.cuK[b], Lk), wv, &bv, 1, Lk, Mkv, H, D, false);
+    Problem p{1, H, H, D, D, Lq, Lk, 1 / std::sqrt((double)D)};
+    expectSequence(batch, b, out, &lse, attention(p, q, k, v), H, D);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Batches, Packed, ::testing::Range(0, (int)std::size(kBatches)));
 
 /// cu_seqlens that do not start at 0, decrease, or do not end at the token

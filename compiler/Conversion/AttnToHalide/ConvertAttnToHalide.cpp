@@ -139,7 +139,12 @@ public:
                             "by 'cu_seqlens_k'");
     auto ret = cast<ReturnOp>(func.front().getTerminator());
     for (unsigned n = 0; n < op.getNumResults(); ++n) {
-      auto pack = ret.getOperand(n).getDefiningOp<attn::PackOp>();
+      Value returned = ret.getOperand(n);
+      // The output projection runs on the packed tokens: project(merge_heads(pack(out))).
+      if (auto project = returned.getDefiningOp<attn::ProjectOp>())
+        if (auto merge = project.getInput().getDefiningOp<attn::MergeHeadsOp>())
+          returned = merge.getInput();
+      auto pack = returned.getDefiningOp<attn::PackOp>();
       if (!pack || pack.getInput() != op.getResult(n) ||
           argName(pack.getCuSeqlens()) != "cu_seqlens_q")
         return op.emitOpError("result #") << n << " must be returned through attn.pack by "
@@ -189,7 +194,10 @@ public:
     auto ret = cast<ReturnOp>(func.front().getTerminator());
     if (auto project = ret.getOperand(0).getDefiningOp<attn::ProjectOp>()) {
       auto merge = project.getInput().getDefiningOp<attn::MergeHeadsOp>();
-      if (!merge || merge.getInput() != op.getResults()[0])
+      Value merged = merge ? merge.getInput() : Value();
+      if (auto pack = merged ? merged.getDefiningOp<attn::PackOp>() : attn::PackOp())
+        merged = pack.getInput(); // packed tokens (checked by readPacked)
+      if (!merge || merged != op.getResults()[0])
         return project.emitOpError("output projection must read merge_heads of the attention");
       if (argName(project.getWeight()) != "w_o")
         return project.emitOpError("weight must be the kernel argument 'w_o'");

@@ -284,46 +284,69 @@ static LogicalResult verify(AttentionOp op) {
 
 //===- Projections ---------------------------------------------------------===//
 
+static int64_t rank(Value v) { return v.getType().cast<RankedTensorType>().getRank(); }
+
 static LogicalResult verify(ProjectOp op) {
   Value x = op.getInput(), w = op.getWeight(), r = op.getResult();
-  // w : [N, M], nn.Linear's [out_features, in_features].
-  if (!compatible(dim(x, 2), dim(w, 1)))
-    return op.emitOpError("input width ") << dim(x, 2) << " differs from the weight's columns "
-                                          << dim(w, 1) << " (weights are [out, in])";
+  // w : [N, M], nn.Linear's [out_features, in_features]; x [B, L, M] or tokens [T, M].
+  unsigned width = rank(x) - 1;
+  if (!compatible(dim(x, width), dim(w, 1)))
+    return op.emitOpError("input width ") << dim(x, width)
+                                          << " differs from the weight's columns " << dim(w, 1)
+                                          << " (weights are [out, in])";
   if (op.getBias() && !compatible(dim(op.getBias(), 0), dim(w, 0)))
     return op.emitOpError("bias width ") << dim(op.getBias(), 0)
                                          << " differs from the weight's rows " << dim(w, 0);
-  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 1), dim(x, 1)) ||
-      !compatible(dim(r, 2), dim(w, 0)))
-    return op.emitOpError("result must be [B, L, N] for input [B, L, M] and weight [N, M]");
+  bool rowsKept = rank(r) == rank(x);
+  for (unsigned k = 0; rowsKept && k < width; ++k)
+    rowsKept = compatible(dim(r, k), dim(x, k));
+  if (!rowsKept || !compatible(dim(r, width), dim(w, 0)))
+    return op.emitOpError(width == 2
+                              ? "result must be [B, L, N] for input [B, L, M] and weight [N, M]"
+                              : "result must be [T, N] for tokens [T, M] and weight [N, M]");
+  return success();
+}
+
+/// split_heads / merge_heads: `rows` [B, L, heads * W] or tokens [T, heads * W]
+/// against `heads` [B, heads, L, W] or [T, heads, W] (the heads are dimension
+/// 1 of either); `rowsRole` names `rows` in messages ("input", "result").
+static LogicalResult verifyHeads(Operation *op, Value rows, Value heads, const char *form,
+                                 const char *rowsRole) {
+  bool tokens = rank(rows) == 2;
+  if (rank(heads) != rank(rows) + 1)
+    return op->emitOpError(form);
+  bool sameRows = compatible(dim(heads, 0), dim(rows, 0)) &&
+                  (tokens || compatible(dim(heads, 2), dim(rows, 1)));
+  if (!sameRows)
+    return op->emitOpError(form);
+  int64_t n = dim(heads, 1), w = dim(heads, rank(heads) - 1), total = dim(rows, rank(rows) - 1);
+  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(w) && !ShapedType::isDynamic(total) &&
+      total != n * w)
+    return op->emitOpError(rowsRole) << " width " << total << " is not heads (" << n
+                                     << ") x head width (" << w << ")";
   return success();
 }
 
 static LogicalResult verify(SplitHeadsOp op) {
-  Value x = op.getInput(), r = op.getResult();
   int64_t heads = op.getHeads();
   if (heads < 1)
     return op.emitOpError("heads must be at least 1, got ") << heads;
-  if (!compatible(dim(r, 1), heads))
-    return op.emitOpError("result has ") << dim(r, 1) << " heads, expected " << heads;
-  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 2), dim(x, 1)))
-    return op.emitOpError("result must be [B, heads, L, W] for input [B, L, heads * W]");
-  if (!ShapedType::isDynamic(dim(x, 2)) && !ShapedType::isDynamic(dim(r, 3)) &&
-      dim(x, 2) != heads * dim(r, 3))
-    return op.emitOpError("input width ") << dim(x, 2) << " is not heads (" << heads
-                                          << ") x head width (" << dim(r, 3) << ")";
-  return success();
+  if (!compatible(dim(op.getResult(), 1), heads))
+    return op.emitOpError("result has ") << dim(op.getResult(), 1) << " heads, expected "
+                                         << heads;
+  return verifyHeads(op, op.getInput(), op.getResult(),
+                     rank(op.getInput()) == 3
+                         ? "result must be [B, heads, L, W] for input [B, L, heads * W]"
+                         : "result must be [T, heads, W] for tokens [T, heads * W]",
+                     "input");
 }
 
 static LogicalResult verify(MergeHeadsOp op) {
-  Value x = op.getInput(), r = op.getResult();
-  if (!compatible(dim(r, 0), dim(x, 0)) || !compatible(dim(r, 1), dim(x, 2)))
-    return op.emitOpError("result must be [B, L, H * W] for input [B, H, L, W]");
-  if (!ShapedType::isDynamic(dim(x, 1)) && !ShapedType::isDynamic(dim(x, 3)) &&
-      !ShapedType::isDynamic(dim(r, 2)) && dim(r, 2) != dim(x, 1) * dim(x, 3))
-    return op.emitOpError("result width ") << dim(r, 2) << " is not heads (" << dim(x, 1)
-                                           << ") x head width (" << dim(x, 3) << ")";
-  return success();
+  return verifyHeads(op, op.getResult(), op.getInput(),
+                     rank(op.getInput()) == 4
+                         ? "result must be [B, L, H * W] for input [B, H, L, W]"
+                         : "result must be [T, H * W] for tokens [T, H, W]",
+                     "result");
 }
 
 //===- Packed variable-length batches --------------------------------------===//

@@ -201,6 +201,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
 //===----------------------------------------------------------------------===//
 
 def Attn_Tensor3D : TensorRankOf<[F32], [3]>;
+// Rows of a batch [B, L, W], or packed tokens [T, W] (LANGUAGE.md 9.4).
+def Attn_RowsTensor : TensorRankOf<[F32], [2, 3]>;
+// Heads of a batch [B, heads, L, W], or of packed tokens [T, heads, W].
+def Attn_HeadsTensor : TensorRankOf<[F32], [3, 4]>;
 
 def Attn_PositionsOp : Attn_Op<"positions", [NoSideEffect, SameOperandsAndResultType]> {
   let summary = "adds position encodings to un-projected inputs [B, L, M]";
@@ -217,12 +221,13 @@ def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
   let summary = "y[b, t, :] = x[b, t, :] @ w^T (+ bias): a linear projection";
   let description = [{
     `x : [B, L, M]`, `w : [N, M]` (`nn.Linear`'s layout, [out_features,
-    in_features], LANGUAGE.md 9.7), optional `bias : [N]`, result `[B, L, N]`. The q/k/v projections feed
+    in_features], LANGUAGE.md 9.7), optional `bias : [N]`, result `[B, L, N]`;
+    on packed tokens (LANGUAGE.md 9.4) `x : [T, M]` gives `[T, N]`. The q/k/v projections feed
     attn.split_heads; the output projection reads attn.merge_heads.
   }];
-  let arguments = (ins Attn_Tensor3D:$input, TensorRankOf<[F32], [2]>:$weight,
+  let arguments = (ins Attn_RowsTensor:$input, TensorRankOf<[F32], [2]>:$weight,
                        Optional<TensorRankOf<[F32], [1]>>:$bias);
-  let results = (outs Attn_Tensor3D:$result);
+  let results = (outs Attn_RowsTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
     `:` type($input) `,` type($weight) `->` type($result)
@@ -232,16 +237,22 @@ def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
 
 def Attn_SplitHeadsOp : Attn_Op<"split_heads", [NoSideEffect]> {
   let summary = "[B, L, heads * W] -> [B, heads, L, W]; head h owns columns h*W .. h*W+W-1";
-  let arguments = (ins Attn_Tensor3D:$input, I64Attr:$heads);
-  let results = (outs Attn_Tensor4D:$result);
+  let description = [{
+    On packed tokens (LANGUAGE.md 9.4): `[T, heads * W] -> [T, heads, W]`.
+  }];
+  let arguments = (ins Attn_RowsTensor:$input, I64Attr:$heads);
+  let results = (outs Attn_HeadsTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let verifier = [{ return ::verify(*this); }];
 }
 
 def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
   let summary = "[B, H, L, W] -> [B, L, H * W], the inverse of split_heads";
-  let arguments = (ins Attn_Tensor4D:$input);
-  let results = (outs Attn_Tensor3D:$result);
+  let description = [{
+    On packed tokens (LANGUAGE.md 9.4): `[T, H, W] -> [T, H * W]`.
+  }];
+  let arguments = (ins Attn_HeadsTensor:$input);
+  let results = (outs Attn_RowsTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let verifier = [{ return ::verify(*this); }];
 }

@@ -450,7 +450,7 @@ func @project_result(%x: tensor<1x3x8xf32>, %w: tensor<4x8xf32>) {
 // -----
 
 func @project_element_type(%x: tensor<1x3x8xf16>, %w: tensor<8x4xf32>) {
-  // expected-error @+1 {{operand #0 must be 3D tensor of 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be 2D/3D tensor of 32-bit float values}}
   %p = attn.project %x, %w : tensor<1x3x8xf16>, tensor<8x4xf32> -> tensor<1x3x4xf32>
   return
 }
@@ -652,5 +652,21 @@ func @pack_rank(%o: tensor<?x4x?x16xf32>, %cu: tensor<?xi32>) {
 func @pack_lse(%l: tensor<?x4x?xf32>, %cu: tensor<?xi32>) {
   // expected-error @+1 {{'attn.pack' op result must be [H, T] for rows [B, H, L]}}
   %p = attn.pack %l, %cu : tensor<?x4x?xf32>, tensor<?xi32> -> tensor<3x?xf32>
+  return
+}
+
+// -----
+
+func @split_tokens_width(%x: tensor<5x8xf32>) {
+  // expected-error @+1 {{'attn.split_heads' op input width 8 is not heads (2) x head width (3)}}
+  %s = attn.split_heads %x {heads = 2 : i64} : tensor<5x8xf32> -> tensor<5x2x3xf32>
+  return
+}
+
+// -----
+
+func @project_tokens(%x: tensor<5x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.project' op result must be [T, N] for tokens [T, M] and weight [N, M]}}
+  %p = attn.project %x, %w : tensor<5x8xf32>, tensor<4x8xf32> -> tensor<5x3xf32>
   return
 }

@@ -136,3 +136,14 @@ func @packed(%q: tensor<?x4x16xf32>, %cu: tensor<3xi32>) -> (tensor<?x4x16xf32>)
   %p = attn.pack %s, %cu : tensor<2x4x?x16xf32>, tensor<3xi32> -> tensor<?x4x16xf32>
   return %p : tensor<?x4x16xf32>
 }
+
+// CHECK-LABEL: func @token_projections
+func @token_projections(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x8xf32> {
+  // CHECK: attn.project %{{.*}}, %{{.*}} : tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
+  %p = attn.project %x, %w : tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
+  // CHECK: attn.split_heads %{{.*}} {heads = 2 : i64} : tensor<?x8xf32> -> tensor<?x2x4xf32>
+  %s = attn.split_heads %p {heads = 2 : i64} : tensor<?x8xf32> -> tensor<?x2x4xf32>
+  // CHECK: attn.merge_heads %{{.*}} : tensor<?x2x4xf32> -> tensor<?x8xf32>
+  %m = attn.merge_heads %s : tensor<?x2x4xf32> -> tensor<?x8xf32>
+  return %m : tensor<?x8xf32>
+}
