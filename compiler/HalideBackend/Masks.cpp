@@ -68,7 +68,8 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   // one range [keysLo, keysHi) of key tokens per query tile, a table made
   // once per call: then the block condition is linear in the key block with
   // loop-invariant ends, which Halide turns into the key loop's bounds.
-  Expr keysLo, keysHi;
+  Expr keysLo, keysHi, oneSequence;
+  const Expr blockFirstKey = r.jMin, blockLastKey = r.jMax; // key tokens
   if (in.packed) {
     Expr i0 = (f.qt * f.tileQ) / P, i1 = (f.qt * f.tileQ + (f.tileQ - 1)) / P;
     PackedSequences::Frame first = in.packed->frame(i0, 0),
@@ -76,7 +77,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     keysLo = in.packed->cuK(first.b);
     keysHi = in.packed->cuK(last.b + 1);
     Expr k0 = -first.j; // the first key token of the first row's sequence
-    Expr oneSequence = first.b == last.b;
+    oneSequence = first.b == last.b;
     Expr ipMin = first.ip, ipMax = first.ip + (i1 - i0);
     Expr vl;
     if (hasValidLen)
@@ -91,6 +92,15 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     f.sequenceTables.push_back(tileKeys);
     keysLo = tileKeys(f.qt)[0];
     keysHi = tileKeys(f.qt)[1];
+    // The terms' own block tests (below) in the frame of the first row's
+    // sequence; they count only for tiles of one sequence.
+    r.b = first.b;
+    r.jMin = r.jMin + first.j;
+    r.jMax = r.jMin + (f.blockK - 1);
+    r.ipMin = ipMin;
+    r.ipMax = ipMax;
+    if (hasValidLen)
+      validLenB = vl;
   }
 
   std::vector<TermTests> terms;
@@ -180,8 +190,15 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     andWith(blockVisible, r.jMin < boundValue(iv.hi, r.ipMax, validLenB));
   if (iv.lo.kind != KeyBound::None)
     andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
-  if (in.packed) // the terms' own tests are in another frame: the range alone
-    blockVisible = r.jMax >= keysLo && r.jMin < keysHi;
+  if (in.packed) {
+    // The tile's key range: a condition Halide turns into the key loop's
+    // bounds. A union has no interval; its terms' tests then skip blocks
+    // inside the range (as ifs: the loop is no longer trimmed).
+    Expr range = blockLastKey >= keysLo && blockFirstKey < keysHi;
+    bool union_ = !config.kernel.maskGroups.empty();
+    blockVisible = union_ && blockVisible.defined() ? range && (!oneSequence || blockVisible)
+                                                    : range;
+  }
   return {visible, blockVisible};
 }
 
