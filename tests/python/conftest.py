@@ -1,14 +1,18 @@
 """Fixtures of the Python package's tests: a private run-time compilation
 cache, and a float64 reference of docs/language.md section 1."""
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 # Set before attnc compiles anything: every test process gets its own cache
-# unless the caller (ctest) gives one.
-os.environ.setdefault("ATTNC_CACHE_DIR", tempfile.mkdtemp(prefix="attnc-pytest-"))
+# unless the caller (ctest) gives one; a cache made here goes at exit.
+if "ATTNC_CACHE_DIR" not in os.environ:
+    os.environ["ATTNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="attnc-pytest-")
+    atexit.register(shutil.rmtree, os.environ["ATTNC_CACHE_DIR"], ignore_errors=True)
 
 import attnc  # noqa: E402
 
