@@ -77,7 +77,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env);
 struct PackedSequences {
   Halide::Func cuQ, cuK;               // (b) -> first token of sequence b, b in [0, B]
   Halide::Func seqOfQuery, seqOfKey;   // (t) -> b
-  /// (t) -> Tuple(b, local row, first key token, Lk_b, Lq_b) of query token t.
+  /// (t) -> Tuple(b, local row, first key token, Lk_b, Lq_b, ip) of query token t.
   Halide::Func queryFrame;
   Halide::Func keyPositions;           // (t) -> key token t's position in its sequence
   Halide::Expr count, Tq, Tk;          // B and the token totals

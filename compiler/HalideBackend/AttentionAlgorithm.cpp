@@ -487,9 +487,9 @@ private:
     ExprEnv env = makeEnv(iA, jA, hA, f.b);
     ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
     MaskParts mask = masksFor(env);
-    Expr visible = jA < f.Lk && mask.visible;
-    if (packed) // keys of the query's own sequence only
-      visible = visible && packed->frame(iA, jA).keyVisible;
+    // Packed: keys of the query's own sequence only (which are < Tk).
+    Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
+                          : jA < f.Lk && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
 
     Expr bs = f.blockScore(f.rj, f.ii, f.qt, f.kb, f.h, f.b);

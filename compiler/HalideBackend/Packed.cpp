@@ -72,7 +72,8 @@ PackedSequences makePackedSequences(ImageParam cuQ, ImageParam cuK, const Expr &
   Expr tq = clamp(t, 0, Tq - 1), tk = clamp(t, 0, Tk - 1);
   Expr b = clamp(p.seqOfQuery(tq), 0, p.count - 1), q0 = p.cuQ(b), k0 = p.cuK(b);
   p.queryFrame = Func("query_frame");
-  p.queryFrame(t) = Tuple(b, t - q0, k0, p.cuK(b + 1) - k0, p.cuQ(b + 1) - q0);
+  Expr Lk = p.cuK(b + 1) - k0, Lq = p.cuQ(b + 1) - q0;
+  p.queryFrame(t) = Tuple(b, t - q0, k0, Lk, Lq, t - q0 + (Lk - Lq));
   Expr kb = clamp(p.seqOfKey(tk), 0, p.count - 1);
   p.keyPositions = Func("key_position");
   p.keyPositions(t) = t - p.cuK(kb);
@@ -87,7 +88,7 @@ PackedSequences::Frame PackedSequences::frame(const Expr &i, const Expr &j) cons
   f.j = j - queryFrame(i)[2];
   f.Lk = queryFrame(i)[3];
   f.Lq = queryFrame(i)[4];
-  f.ip = f.i + (f.Lk - f.Lq);
+  f.ip = queryFrame(i)[5];
   f.keyVisible = f.j >= 0 && f.j < f.Lk;
   return f;
 }
