@@ -72,11 +72,10 @@ struct MaskParts {
 /// query tile can hold a visible key (used to skip whole blocks).
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env);
 
-/// Packed batches (Packed.cpp): the validated cu_seqlens, which sequence
-/// each token belongs to, and a query row's frame in its sequence.
+/// Packed batches (Packed.cpp): the validated cu_seqlens, each query token's
+/// frame in its sequence and each key token's position in its own.
 struct PackedSequences {
   Halide::Func cuQ, cuK;               // (b) -> first token of sequence b, b in [0, B]
-  Halide::Func seqOfQuery, seqOfKey;   // (t) -> b
   /// (t) -> Tuple(b, local row, first key token, Lk_b, Lq_b, ip) of query token t.
   Halide::Func queryFrame;
   Halide::Func keyPositions;           // (t) -> key token t's position in its sequence

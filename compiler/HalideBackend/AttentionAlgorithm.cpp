@@ -372,7 +372,6 @@ private:
       RotaryTable table = makeRotaryTable(spec.rotary);
       f.ropeInvFreq = table.invFreq;
       f.ropeTable = table.cosSin;
-      // Packed: the positions in each token's own sequence.
       // Packed: the positions in each token's own sequence (clamped to where
       // they lie, for bounds inference).
       rotateRows(f.qIn, qIn, table, spec.rotary,

@@ -35,6 +35,7 @@ Func validated(ImageParam cu, const Expr &count, const Expr &tokens, const std::
 
 /// (t) -> the sequence of token t, for t in [0, T): the number of sequences
 /// b >= 1 that start at or before t (a scatter of the starts, then a scan).
+/// Its readers clamp the value to [0, B - 1] where they index with it.
 Func sequenceOf(Func cu, const Expr &count, const Expr &tokens, const std::string &name,
                 std::vector<Func> &tables) {
   Var t("t");
@@ -45,10 +46,8 @@ Func sequenceOf(Func cu, const Expr &count, const Expr &tokens, const std::strin
   RDom s(1, max(tokens - 1, 0), name + "_s");
   seq(t) = starts(t);
   seq(s) = seq(s - 1) + starts(s);
-  Func clamped(name + "_of");
-  clamped(t) = clamp(seq(t), 0, count - 1);
-  tables.insert(tables.end(), {cu, starts, seq, clamped});
-  return clamped;
+  tables.insert(tables.end(), {cu, starts, seq});
+  return seq;
 }
 
 } // namespace
@@ -61,8 +60,8 @@ PackedSequences makePackedSequences(ImageParam cuQ, ImageParam cuK, const Expr &
   p.Tk = Tk;
   p.cuQ = validated(cuQ, p.count, Tq, "cu_seqlens_q");
   p.cuK = validated(cuK, p.count, Tk, "cu_seqlens_k");
-  p.seqOfQuery = sequenceOf(p.cuQ, p.count, Tq, "query", p.tables);
-  p.seqOfKey = sequenceOf(p.cuK, p.count, Tk, "key", p.tables);
+  Func seqOfQuery = sequenceOf(p.cuQ, p.count, Tq, "query", p.tables);
+  Func seqOfKey = sequenceOf(p.cuK, p.count, Tk, "key", p.tables);
   // Per query token, its frame, and per key token its position: tables the
   // score loops read with whole-vector loads rather than gathering offsets,
   // defined past the last token too (tile padding reads them unclamped; a
@@ -70,11 +69,11 @@ PackedSequences makePackedSequences(ImageParam cuQ, ImageParam cuK, const Expr &
   // inference cannot see through a table's values.
   Var t("t");
   Expr tq = clamp(t, 0, Tq - 1), tk = clamp(t, 0, Tk - 1);
-  Expr b = clamp(p.seqOfQuery(tq), 0, p.count - 1), q0 = p.cuQ(b), k0 = p.cuK(b);
+  Expr b = clamp(seqOfQuery(tq), 0, p.count - 1), q0 = p.cuQ(b), k0 = p.cuK(b);
   p.queryFrame = Func("query_frame");
   Expr Lk = p.cuK(b + 1) - k0, Lq = p.cuQ(b + 1) - q0;
   p.queryFrame(t) = Tuple(b, t - q0, k0, Lk, Lq, t - q0 + (Lk - Lq));
-  Expr kb = clamp(p.seqOfKey(tk), 0, p.count - 1);
+  Expr kb = clamp(seqOfKey(tk), 0, p.count - 1);
   p.keyPositions = Func("key_position");
   p.keyPositions(t) = t - p.cuK(kb);
   p.tables.insert(p.tables.end(), {p.queryFrame, p.keyPositions});

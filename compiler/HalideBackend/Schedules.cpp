@@ -111,8 +111,9 @@ void scheduleSequenceTables(AlgorithmFuncs &f) {
     t.compute_root();
 }
 
-/// Projection weights transposed once per call, in vec x vec tiles
-/// vectorized both ways (dense loads, shuffles), tiles of rows in parallel.
+/// Projection weights transposed once per call, in vec x vec tiles: vectors
+/// of output columns (strided loads of the weight), the tile's rows
+/// unrolled, tiles of rows in parallel.
 void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
   for (Func t : f.weightTransposes) {
     Var n = t.args()[0], m = t.args()[1], no("no"), mo("mo"), ni("ni"), mi("mi");
@@ -273,7 +274,7 @@ struct TunedPlan {
 };
 
 /// softmax_state: inside out's parallel tiles, or at the root.
-void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
+void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedPlan &p) {
   const int vec = p.vec, TQ = p.TQ, dVectors = p.dVectors, pvRows = p.pvRows;
   std::vector<std::string> &notes = f.scheduleNotes;
   Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, i = f.i, io = p.io;
@@ -286,7 +287,7 @@ void scheduleTunedState(AlgorithmFuncs &f, TunedPlan &p) {
   // parallel loop in all and no root-level state (small problems are
   // dominated by thread wake-ups and passes over root buffers otherwise).
   // (Packed batches' out is tokens (d, h, i): the same tiles of rows, no b.)
-  const bool packedOut = f.sequenceTables.size() > 0 && f.out.dimensions() == 3;
+  const bool packedOut = config.kernel.packed && f.out.dimensions() == 3;
   p.stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
                      (f.out.dimensions() == 4 || packedOut);
   if (p.stateInOutTile) {
@@ -494,7 +495,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.pvRows = divisorAtMost(p.TQ, std::max(1, 16 / p.dVectors));
   schedulePrecomputed(f, p.vec);
   scheduleScoreRows(f, p.vec, f.scheduleNotes);
-  scheduleTunedState(f, p);
+  scheduleTunedState(f, config, p);
   scheduleTunedQueries(f, config, p);
   scheduleTunedWeightedSum(f, p);
   scheduleTunedBlocks(f, config, p);

@@ -48,6 +48,15 @@ Ref sequenceRows(const Vec &x, int heads, int W, int t0, int L) {
   return r;
 }
 
+/// The float64 reference of sequence b alone (p's sizes are its own), from
+/// its rows of the packed q [Tq, H, D], k [Tk, G, D], v [Tk, G, Dv].
+Outputs sequenceReference(const Batch &batch, size_t b, const Problem &p, const Vec &q,
+                          const Vec &k, const Vec &v) {
+  return attention(p, sequenceRows(q, p.H, p.D, batch.cuQ[b], p.Lq),
+                   sequenceRows(k, p.G, p.D, batch.cuK[b], p.Lk),
+                   sequenceRows(v, p.G, p.Dv, batch.cuK[b], p.Lk));
+}
+
 /// LANGUAGE.md 9.2 on one sequence's rows [1, heads, L, D] (half pairs).
 Ref rotated(const Ref &x, int heads, int L, int D, double base, long offset) {
   Ref r = x;
@@ -121,10 +130,7 @@ TEST_P(Packed, CausalGqaWithLse) {
     int Lq = batch.lq[b], Lk = batch.lk[b];
     Problem p{1, H, G, D, Dv, Lq, Lk, 1 / std::sqrt((double)D)};
     p.mask = [](const At &a) { return a.j <= a.ip; };
-    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
-                          sequenceRows(k, G, D, batch.cuK[b], Lk),
-                          sequenceRows(v, G, Dv, batch.cuK[b], Lk));
-    expectSequence(batch, b, out, &lse, r, H, Dv);
+    expectSequence(batch, b, out, &lse, sequenceReference(batch, b, p, q, k, v), H, Dv);
   }
 }
 
@@ -165,10 +171,7 @@ TEST_P(Packed, AlibiWithPrefix) {
     Problem p{1, H, H, D, D, Lq, Lk, 1 / std::sqrt((double)D)};
     p.mask = [pre](const At &a) { return a.j <= a.ip || a.j < pre; };
     p.bias = [H](const At &a) { return -alibiSlopeOf(a.h, H) * (double)(a.ip - a.j); };
-    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
-                          sequenceRows(k, H, D, batch.cuK[b], Lk),
-                          sequenceRows(v, H, D, batch.cuK[b], Lk));
-    expectSequence(batch, b, out, nullptr, r, H, D);
+    expectSequence(batch, b, out, nullptr, sequenceReference(batch, b, p, q, k, v), H, D);
   }
 }
 
@@ -187,10 +190,7 @@ TEST_P(Packed, ExpressionsSeeTheSequencesSizes) {
     p.bias = [Lq, Lk, b](const At &a) {
       return -0.05 * std::abs((double)(a.ip - a.j)) + 0.01 * (Lk - Lq) + 0.1 * (double)b;
     };
-    Outputs r = attention(p, sequenceRows(q, H, D, batch.cuQ[b], Lq),
-                          sequenceRows(k, H, D, batch.cuK[b], Lk),
-                          sequenceRows(v, H, D, batch.cuK[b], Lk));
-    expectSequence(batch, b, out, nullptr, r, H, D);
+    expectSequence(batch, b, out, nullptr, sequenceReference(batch, b, p, q, k, v), H, D);
   }
 }
 
