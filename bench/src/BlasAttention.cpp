@@ -86,6 +86,7 @@ struct BlasAttention::Impl {
   std::vector<float> qRot, kRot;                   // rotary: rotated q and k
   std::unique_ptr<RotaryTable> rotary;             // rotary: cos/sin per position
   int64_t sinkCols = 0;                            // Mask::WindowSink: sink keys
+  std::vector<int32_t> cu;                         // Kind::Packed: first token of each sequence
 
   Impl(const Config &config, ThreadPool &p) : c(config), pool(p) {
     int threads = pool.size();
@@ -117,11 +118,11 @@ struct BlasAttention::Impl {
         s.resize(maxRows * (c.Lk + sinkCols) + maxRows);
     } else if (c.kind == Kind::Packed) {
       // One item per (sequence, head, tile of kTileRows queries).
-      std::vector<int32_t> cu = cuSeqlens(c);
+      cu = cuSeqlens(c);
       for (size_t b = 0; b < c.seqLens.size(); ++b)
         for (int64_t h = 0; h < c.H; ++h)
           for (int64_t i0 = 0; i0 < c.seqLens[b]; i0 += kTileRows)
-            items.push_back({int64_t(b), h / (c.H / c.G), h, cu[b],
+            items.push_back({int64_t(b), h / (c.H / c.G), h, h + 1,
                              i0, std::min(c.seqLens[b], i0 + kTileRows)});
       int64_t longest = 0;
       for (int64_t L : c.seqLens)
@@ -197,12 +198,12 @@ struct BlasAttention::Impl {
       cblas_sscal(c.Dv, inv[m], optr + m * c.Dv, 1);
   }
 
-  /// Packed: rows i0 .. i1 of one head of the sequence starting at token
-  /// it.h1 (tokens [T, heads, width], so every leading dimension is heads x
-  /// width); causal within the sequence.
+  /// Packed: rows i0 .. i1 of head h0 of sequence b (tokens [T, heads,
+  /// width], so every leading dimension is heads x width); causal within the
+  /// sequence.
   void packedItem(const Item &it, const float *q, const float *k, const float *v, float *out,
                   std::vector<float> &ws) {
-    const int64_t t0 = it.h1, M = it.i1 - it.i0, L = c.seqLens[it.b];
+    const int64_t t0 = cu[it.b], M = it.i1 - it.i0, L = c.seqLens[it.b];
     const int64_t kn = c.mask == Mask::Causal ? it.i1 : L; // keys [0, kn) of the sequence
     const int64_t ldq = c.H * c.D, ldk = c.G * c.D, ldv = c.G * c.Dv, ldo = c.H * c.Dv;
     float *S = ws.data(), *inv = ws.data() + M * kn;

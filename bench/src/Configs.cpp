@@ -107,7 +107,7 @@ static std::vector<Config> buildConfigs() {
   Config packed = sdpa(1, true, false);
   packed.kind = Kind::Packed;
   packed.seqLens = {64, 2048, 128, 1024, 256, 512, 1536, 768};
-  packed.Lq = packed.Lk = 6336;
+  packed.Lq = packed.Lk = cuSeqlens(packed).back(); // 6336 tokens
   packed.id = packed.kernel = "packed8_causal";
   packed.label = "packed 8 seqs 64..2048 H=8 D=64 causal";
   all.push_back(packed);
