@@ -3,14 +3,22 @@
 
 namespace attnc {
 
-const char *toString(ElemType type) {
-  switch (type) {
-  case ElemType::F32: return "f32";
-  case ElemType::I32: return "i32";
-  case ElemType::U8: return "u8";
-  }
-  return "?";
+static const ElemTypeInfo kElemTypes[] = {
+    {ElemType::F32, "f32", "float", 4, 2},
+    {ElemType::I32, "i32", "int32_t", 4, 0},
+    {ElemType::U8, "u8", "uint8_t", 1, 1},
+    {ElemType::F16, "f16", "uint16_t", 2, 2},
+    {ElemType::BF16, "bf16", "uint16_t", 2, 4},
+};
+
+const ElemTypeInfo &info(ElemType type) {
+  for (const ElemTypeInfo &row : kElemTypes)
+    if (row.type == type)
+      return row;
+  return kElemTypes[0];
 }
+
+const char *toString(ElemType type) { return info(type).name; }
 
 std::string formatShape(const ArgSpec &arg) {
   std::string s = std::string(toString(arg.type)) + "[";
@@ -60,9 +68,9 @@ static bool parseInt(const std::string &s, int64_t &value) {
 }
 
 static bool parseElemType(const std::string &s, ElemType &type) {
-  for (ElemType t : {ElemType::F32, ElemType::I32, ElemType::U8}) {
-    if (s == toString(t)) {
-      type = t;
+  for (const ElemTypeInfo &row : kElemTypes) {
+    if (s == row.name) {
+      type = row.type;
       return true;
     }
   }

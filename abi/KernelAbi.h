@@ -15,9 +15,11 @@
 
 namespace attnc {
 
-enum class ElemType { F32, I32, U8 };
+/// F16 is IEEE binary16, BF16 bfloat16 (the upper half of an f32); both are
+/// storage types: kernels compute in f32 (docs/language.md, storage types).
+enum class ElemType { F32, I32, U8, F16, BF16 };
 
-/// "f32", "i32", "u8".
+/// "f32", "i32", "u8", "f16", "bf16".
 const char *toString(ElemType type);
 
 /// One logical dimension: a size name with its fixed value (0 when dynamic),
@@ -27,6 +29,23 @@ struct ArgDim {
   int64_t value = 0; // fixed value, 0 when the size is dynamic
   bool isDynamic() const { return value == 0; }
 };
+
+/// What every layer needs to know of an element type, in one row: its name
+/// in `.attn` and signatures, its C type in headers (16-bit floats travel
+/// as their bits), its bytes, and its halide_type_t code and bits.
+struct ElemTypeInfo {
+  ElemType type;
+  const char *name;
+  const char *cType;
+  uint8_t bytes;
+  uint8_t halideCode; // halide_type_code_t: 0 int, 1 uint, 2 float, 4 bfloat
+};
+const ElemTypeInfo &info(ElemType type);
+
+/// Whether `type` is one of the 16-bit float storage types.
+inline bool isHalfFloat(ElemType type) {
+  return type == ElemType::F16 || type == ElemType::BF16;
+}
 
 struct ArgSpec {
   std::string name;
@@ -40,7 +59,7 @@ std::string formatShape(const ArgSpec &arg);
 
 /// The signature string that generated code embeds as `NAME_attnc_signature`
 /// so the runtime can show and check logical shapes: one line per argument,
-/// `<name> <in|out> <f32|i32|u8> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
+/// `<name> <in|out> <f32|i32|u8|f16|bf16> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
 /// (fixed size), `NAME` (dynamic size) or `VALUE` (a constant); a rank-0
 /// argument has `-` for its dims.
 std::string encodeSignature(const std::vector<ArgSpec> &args);

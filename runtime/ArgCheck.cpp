@@ -23,6 +23,10 @@ attn_dtype toDtype(ElemType type) {
     return ATTN_I32;
   case ElemType::U8:
     return ATTN_U8;
+  case ElemType::F16:
+    return ATTN_F16;
+  case ElemType::BF16:
+    return ATTN_BF16;
   }
   return ATTN_F32;
 }

@@ -17,6 +17,10 @@ const char *attn_dtype_name(attn_dtype dtype) {
     return "i32";
   case ATTN_U8:
     return "u8";
+  case ATTN_F16:
+    return "f16";
+  case ATTN_BF16:
+    return "bf16";
   default:
     break;
   }
@@ -30,6 +34,9 @@ size_t attn_dtype_size(attn_dtype dtype) {
     return 4;
   case ATTN_U8:
     return 1;
+  case ATTN_F16:
+  case ATTN_BF16:
+    return 2;
   default:
     break;
   }

@@ -92,21 +92,15 @@ bool isIdentifier(const char *s, size_t length) {
 }
 
 halide_type_t halideType(ElemType type) {
-  switch (type) {
-  case ElemType::F32:
-    return halide_type_t(halide_type_float, 32);
-  case ElemType::I32:
-    return halide_type_t(halide_type_int, 32);
-  case ElemType::U8:
-    return halide_type_t(halide_type_uint, 8);
-  }
-  return halide_type_t(halide_type_float, 32);
+  const ElemTypeInfo &row = info(type);
+  return halide_type_t(halide_type_code_t(row.halideCode), uint8_t(row.bytes * 8));
 }
 
 std::string typeText(const halide_type_t &t) {
   const char *code = t.code == halide_type_int     ? "int"
                      : t.code == halide_type_uint  ? "uint"
                      : t.code == halide_type_float ? "float"
+                     : t.code == halide_type_bfloat ? "bfloat"
                                                    : "handle";
   return std::string(code) + std::to_string(t.bits) +
          (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");

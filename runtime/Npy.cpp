@@ -34,9 +34,16 @@ struct DtypeRow {
 };
 // `<u1` and `=u1` are what some writers emit for one-byte types; NumPy itself
 // writes `|u1`. One-byte data has no byte order, so all three mean u8.
+// NumPy has no bfloat16: `<u2` is how bf16 travels, as its raw bits (the
+// writer writes bf16 so); no kernel takes 16-bit integers. The first row of
+// a dtype is the descr the writer uses.
 const DtypeRow kDtypes[] = {{ATTN_F32, "<f4"}, {ATTN_I32, "<i4"},
                             {ATTN_U8, "|u1"},  {ATTN_U8, "<u1"},
-                            {ATTN_U8, "=u1"}};
+                            {ATTN_U8, "=u1"},  {ATTN_F16, "<f2"},
+                            {ATTN_BF16, "<u2"}};
+constexpr char kExpectedDtypes[] =
+    "expected '<f4' (f32), '<i4' (i32), '|u1' (u8), '<f2' (f16) or '<u2' "
+    "(bf16 bits)";
 
 /// A cursor over the header text with the few Python-literal pieces we need.
 class HeaderParser {
@@ -265,16 +272,9 @@ bool npyByteSize(attn_dtype dtype, const std::vector<int64_t> &shape,
 }
 
 const char *npyDescr(attn_dtype dtype) {
-  switch (dtype) {
-  case ATTN_F32:
-    return "<f4";
-  case ATTN_I32:
-    return "<i4";
-  case ATTN_U8:
-    return "|u1";
-  default:
-    break;
-  }
+  for (const DtypeRow &row : kDtypes)
+    if (row.dtype == dtype)
+      return row.descr;
   return "?";
 }
 
@@ -335,10 +335,9 @@ bool parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &result,
   if (!row) {
     std::string why;
     if (descr.size() == 3 && descr[0] == '>' &&
-        (descr[1] == 'f' || descr[1] == 'i'))
+        (descr[1] == 'f' || descr[1] == 'i' || descr[1] == 'u') && descr[2] != '1')
       why = " (big-endian data)";
-    error = "unsupported dtype '" + descr + "'" + why +
-            "; expected '<f4' (f32), '<i4' (i32) or '|u1' (u8)";
+    error = "unsupported dtype '" + descr + "'" + why + "; " + kExpectedDtypes;
     return false;
   }
   if (fortran) {

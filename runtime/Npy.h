@@ -2,9 +2,12 @@
 //
 // Reads and writes NumPy's .npy format, versions 1.0, 2.0 and 3.0, for the
 // element types a kernel takes: C-order little-endian `<f4` (f32), `<i4`
-// (i32) and `|u1` (u8). Any other input (bad magic, malformed header dict,
-// Fortran order, other dtypes, shapes whose byte size overflows, truncated or
-// over-long data) is rejected with a message, never a crash.
+// (i32), `|u1` (u8), `<f2` (f16) and `<u2` (bf16 as raw bits: NumPy has no
+// bfloat16). Arrays keep the file's own type; converting one to an
+// argument's type is the caller's business (attnc-run). Any other input (bad
+// magic, malformed header dict, Fortran order, other dtypes, shapes whose
+// byte size overflows, truncated or over-long data) is rejected with a
+// message, never a crash.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -102,7 +105,7 @@ inline bool writeNpy(const std::string &path, const NpyArray &array,
   return writeNpy(path, array.dtype(), array.shape(), array.data(), error);
 }
 
-/// The descr string of a dtype: "<f4", "<i4", "|u1".
+/// The descr string of a dtype: "<f4", "<i4", "|u1", "<f2", "<u2" (bf16).
 const char *npyDescr(attn_dtype dtype);
 
 } // namespace attnc::runtime

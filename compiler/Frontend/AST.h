@@ -186,6 +186,10 @@ struct KernelSpec {
   RotarySpec rotary; // PositionalKind::Rotary; dims filled in by Sema
 
   Layout layout = Layout::BHSD;
+  /// Storage types (LANGUAGE.md 9.1): dtype for q, out, x, weights and
+  /// biases; kvDtype for k and v. Arithmetic is f32 whatever they are.
+  ElemType dtype = ElemType::F32;
+  ElemType kvDtype = ElemType::F32;
   bool outputWeights = false;
   bool outputLse = false;
 

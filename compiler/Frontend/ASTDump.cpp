@@ -145,7 +145,8 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   field("positional", spec.positional == PositionalKind::Rotary ? spec.rotary.text()
                                                                 : toString(spec.positional));
   field("layout", toString(spec.layout));
-  field("dtype", "f32");
+  field("dtype", toString(spec.dtype));
+  field("kv_dtype", toString(spec.kvDtype));
   std::string outputs = "out";
   if (spec.outputWeights)
     outputs += ", weights";

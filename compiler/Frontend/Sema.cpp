@@ -184,20 +184,16 @@ public:
                                                                       {"bshd", Layout::BSHD}};
     return enumField(f, "layout", kinds, spec_.layout);
   }
-  bool resolveDtype(const FieldAST *f) {
-    if (!f)
-      return true;
-    if (!singleValue(*f))
-      return false;
-    const Expr &v = *f->value;
-    if (v.kind == ExprKind::Name && v.name == "f32")
-      return true;
-    if (v.kind == ExprKind::Name && (v.name == "f16" || v.name == "bf16")) {
-      diag_.error(v.loc, "dtype " + quote(v.name) +
-                             " is not supported in version 1; accepted: f32");
-      return false;
-    }
-    return badValue(*f, {"f32"});
+  /// dtype, kv_dtype: f32, f16 or bf16; kv_dtype defaults to dtype.
+  bool storageField(const FieldAST *f, ElemType &out) {
+    const std::vector<std::pair<std::string, ElemType>> kinds = {
+        {"f32", ElemType::F32}, {"f16", ElemType::F16}, {"bf16", ElemType::BF16}};
+    return enumField(f, f ? f->name.c_str() : "", kinds, out);
+  }
+  bool resolveDtype(const FieldAST *f) { return storageField(f, spec_.dtype); }
+  bool resolveKvDtype(const FieldAST *f) {
+    spec_.kvDtype = spec_.dtype;
+    return storageField(f, spec_.kvDtype);
   }
   bool resolveOutputs(const FieldAST *f);
   bool resolveScore(const FieldAST *f);
@@ -955,7 +951,8 @@ const FieldInfo kFields[] = {
     {"positional", "one of: none, sinusoidal, rotary(base = B, style = half | interleaved, dims = N)",
      &KernelSema::resolvePositional},
     {"layout", "one of: bhsd, bshd", &KernelSema::resolveLayout},
-    {"dtype", "one of: f32", &KernelSema::resolveDtype},
+    {"dtype", "one of: f32, f16, bf16", &KernelSema::resolveDtype},
+    {"kv_dtype", "one of: f32, f16, bf16 (default: dtype)", &KernelSema::resolveKvDtype},
     {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",
      &KernelSema::resolveOutputs},
     {"score", "one of: dot, scaled_dot, additive(hidden = N), general, cosine, or an expression",

@@ -72,6 +72,9 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   ShapeBuilder dims{sizes};
   bool bshd = spec.layout == Layout::BSHD;
   std::vector<ArgSpec> args;
+  // Storage types (LANGUAGE.md 9.1): k and v in kv_dtype; q, x, weights,
+  // biases, out and weights in dtype; lse and mask inputs keep theirs.
+  const ElemType dt = spec.dtype, kvt = spec.kvDtype;
   auto add = [&](std::string name, ElemType type, std::vector<ArgDim> shape,
                  bool isOutput = false) {
     args.push_back({std::move(name), type, isOutput, std::move(shape)});
@@ -81,26 +84,26 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   switch (spec.project) {
   case ProjectKind::None:
     if (spec.packed) { // bshd without B; then the sequences' token offsets
-      add("q", ElemType::F32, dims({"Tq", "H", "D"}));
-      add("k", ElemType::F32, dims({"Tk", "G", "Dk"}));
-      add("v", ElemType::F32, dims({"Tk", "G", "Dv"}));
+      add("q", dt, dims({"Tq", "H", "D"}));
+      add("k", kvt, dims({"Tk", "G", "Dk"}));
+      add("v", kvt, dims({"Tk", "G", "Dv"}));
       add("cu_seqlens_q", ElemType::I32, dims({"B+1"}));
       add("cu_seqlens_k", ElemType::I32, dims({"B+1"}));
       break;
     }
-    add("q", ElemType::F32, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
-    add("k", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dk"}) : dims({"B", "G", "Lk", "Dk"}));
-    add("v", ElemType::F32, bshd ? dims({"B", "Lk", "G", "Dv"}) : dims({"B", "G", "Lk", "Dv"}));
+    add("q", dt, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
+    add("k", kvt, bshd ? dims({"B", "Lk", "G", "Dk"}) : dims({"B", "G", "Lk", "Dk"}));
+    add("v", kvt, bshd ? dims({"B", "Lk", "G", "Dv"}) : dims({"B", "G", "Lk", "Dv"}));
     break;
   case ProjectKind::SelfQKV:
   case ProjectKind::SelfQKVOut:
-    add("x", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
+    add("x", dt, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
     break;
   case ProjectKind::QKV:
   case ProjectKind::QKVOut: {
     const char *kvWidth = spec.kvModelDim ? "Mkv" : "M";
-    add("x_q", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
-    add("x_kv", ElemType::F32,
+    add("x_q", dt, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
+    add("x_kv", dt,
         spec.packed ? dims({"Tk", kvWidth}) : dims({"B", "Lk", kvWidth}));
     break;
   }
@@ -117,19 +120,19 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     bool outProj = hasOutputProjection(spec.project);
     // nn.Linear's layout, [out_features, in_features] (LANGUAGE.md 9.7).
     ArgDim m = dims({"M"})[0], mkv = dims({spec.kvModelDim ? "Mkv" : "M"})[0];
-    add("w_q", ElemType::F32, {product("H*D", sizes.H, sizes.D), m});
-    add("w_k", ElemType::F32, {product("G*D", sizes.G, sizes.Dk), mkv});
-    add("w_v", ElemType::F32, {product("G*Dv", sizes.G, sizes.Dv), mkv});
+    add("w_q", dt, {product("H*D", sizes.H, sizes.D), m});
+    add("w_k", dt, {product("G*D", sizes.G, sizes.Dk), mkv});
+    add("w_v", dt, {product("G*Dv", sizes.G, sizes.Dv), mkv});
     if (outProj)
-      add("w_o", ElemType::F32, {m, product("H*Dv", sizes.H, sizes.Dv)});
+      add("w_o", dt, {m, product("H*Dv", sizes.H, sizes.Dv)});
     if (spec.projBias.q)
-      add("b_q", ElemType::F32, {product("H*D", sizes.H, sizes.D)});
+      add("b_q", dt, {product("H*D", sizes.H, sizes.D)});
     if (spec.projBias.k)
-      add("b_k", ElemType::F32, {product("G*D", sizes.G, sizes.Dk)});
+      add("b_k", dt, {product("G*D", sizes.G, sizes.Dk)});
     if (spec.projBias.v)
-      add("b_v", ElemType::F32, {product("G*Dv", sizes.G, sizes.Dv)});
+      add("b_v", dt, {product("G*Dv", sizes.G, sizes.Dv)});
     if (spec.projBias.o && outProj)
-      add("b_o", ElemType::F32, {m});
+      add("b_o", dt, {m});
   }
 
   // Score weights, then mask inputs: the kinds' tables say which.
@@ -147,7 +150,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   };
   const ScoreKindInfo &score = kindInfo(spec.score);
   for (int w = 0; w < score.numWeights; ++w)
-    add(score.weights[w].name, ElemType::F32, tableShape(score.weights[w]));
+    add(score.weights[w].name, dt, tableShape(score.weights[w]));
   for (const MaskKindInfo &mask : kMaskKinds)
     if (mask.hasInput && spec.hasMask(mask.kind))
       add(mask.input.name,
@@ -169,14 +172,14 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   // Outputs.
   bool outProj = hasOutputProjection(spec.project);
   if (outProj)
-    add("out", ElemType::F32, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}), true);
+    add("out", dt, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}), true);
   else if (spec.packed)
-    add("out", ElemType::F32, dims({"Tq", "H", "Dv"}), true);
+    add("out", dt, dims({"Tq", "H", "Dv"}), true);
   else
-    add("out", ElemType::F32,
+    add("out", dt,
         bshd ? dims({"B", "Lq", "H", "Dv"}) : dims({"B", "H", "Lq", "Dv"}), true);
   if (spec.outputWeights)
-    add("weights", ElemType::F32, dims({"B", "H", "Lq", "Lk"}), true);
+    add("weights", dt, dims({"B", "H", "Lq", "Lk"}), true);
   if (spec.outputLse)
     add("lse", ElemType::F32, spec.packed ? dims({"H", "Tq"}) : dims({"B", "H", "Lq"}), true);
   return args;

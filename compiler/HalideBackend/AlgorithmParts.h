@@ -29,6 +29,9 @@ Halide::Expr approxTanh(const Halide::Expr &x);
 Halide::Expr softcapScore(const Halide::Expr &s, float c);
 /// A float -inf that survives constant folding.
 Halide::Expr negInfinity();
+/// A load of 16-bit storage (f16, bf16) widened to f32, which is exact;
+/// other loads as they are. Every read of a float argument goes through it.
+Halide::Expr widened(const Halide::Expr &load);
 
 using ParamLookup = std::function<Halide::ImageParam(const std::string &)>;
 

@@ -68,6 +68,12 @@ Expr negInfinity() {
   return reinterpret(Float(32), cast<uint32_t>(Expr(0xff800000u)));
 }
 
+Expr widened(const Expr &load) {
+  return load.type().bits() == 16 && (load.type().is_float() || load.type().is_bfloat())
+             ? cast<float>(load)
+             : load;
+}
+
 static Type halideType(ElemType type) {
   switch (type) {
   case ElemType::F32:
@@ -76,6 +82,10 @@ static Type halideType(ElemType type) {
     return Int(32);
   case ElemType::U8:
     return UInt(8);
+  case ElemType::F16:
+    return Float(16);
+  case ElemType::BF16:
+    return BFloat(16);
   }
   return Float(32);
 }
@@ -290,11 +300,12 @@ private:
       Expr even = f.m - f.m % 2;
       Expr angle = cast<float>(f.i) /
                    Halide::pow(10000.0f, cast<float>(even) / cast<float>(M));
-      xp(f.m, f.i, f.b) = x(f.m, f.i, f.b) + select(f.m % 2 == 0, sin(angle), cos(angle));
+      xp(f.m, f.i, f.b) =
+          widened(x(f.m, f.i, f.b)) + select(f.m % 2 == 0, sin(angle), cos(angle));
     } else if (spec.packed) { // tokens [T, M]
-      xp(f.m, f.i, f.b) = x(f.m, f.i);
+      xp(f.m, f.i, f.b) = widened(x(f.m, f.i));
     } else {
-      xp(f.m, f.i, f.b) = x(f.m, f.i, f.b);
+      xp(f.m, f.i, f.b) = widened(x(f.m, f.i, f.b));
     }
     f.precomputed.push_back(xp);
     return xp;
@@ -307,7 +318,7 @@ private:
   Func transposedWeight(const std::string &w) {
     ImageParam weight = param(w);
     Func t = exactFunc(w + "_t");
-    t(f.n, f.m) = weight(f.m, f.n);
+    t(f.n, f.m) = widened(weight(f.m, f.n));
     f.weightTransposes.push_back(t);
     return t;
   }
@@ -324,7 +335,7 @@ private:
     f.precomputed.push_back(p);
     Func biased = exactFunc(name + "_b");
     if (hasBias)
-      biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + param(bias)(c);
+      biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b) + widened(param(bias)(c));
     else
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b);
     f.precomputed.push_back(biased);
@@ -342,14 +353,14 @@ private:
     case ProjectKind::None: {
       ImageParam q = param("q"), k = param("k"), v = param("v");
       if (spec.packed) { // tokens [T, heads, width]
-        qIn(f.d, f.i, f.h, f.b) = q(f.d, f.h, ci);
-        kIn(f.d, f.j, f.g, f.b) = k(f.d, f.g, cj);
-        f.vIn(f.d, f.j, f.g, f.b) = v(f.d, f.g, cj);
+        qIn(f.d, f.i, f.h, f.b) = widened(q(f.d, f.h, ci));
+        kIn(f.d, f.j, f.g, f.b) = widened(k(f.d, f.g, cj));
+        f.vIn(f.d, f.j, f.g, f.b) = widened(v(f.d, f.g, cj));
         break;
       }
-      qIn(f.d, f.i, f.h, f.b) = bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b);
-      kIn(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
-      f.vIn(f.d, f.j, f.g, f.b) = bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b);
+      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
+      kIn(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
+      f.vIn(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
       break;
     }
     default: {
@@ -609,6 +620,13 @@ private:
     return *it->second;
   }
 
+  /// An f32 result in its output's storage type: 16-bit outputs are rounded
+  /// here, once, to nearest even (Halide's f32 -> f16 / bf16 casts).
+  Expr stored(const std::string &name, const Expr &value) {
+    ElemType type = outputArg(name).type;
+    return type == ElemType::F32 ? value : cast(halideType(type), value);
+  }
+
   void constrainOutput(Func out, const std::string &name) {
     const ArgSpec &arg = outputArg(name);
     if ((int)arg.shape.size() != out.dimensions())
@@ -636,18 +654,19 @@ private:
       proj(f.m, i, b) = 0.0f;
       Func woT = transposedWeight("w_o");
       proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * woT(f.m, r.y * f.Dv + r.x);
-      Expr projected = spec.projBias.o ? proj(f.m, i, b) + param("b_o")(f.m) : proj(f.m, i, b);
+      Expr projected = spec.projBias.o ? proj(f.m, i, b) + widened(param("b_o")(f.m))
+                                       : proj(f.m, i, b);
       if (spec.packed)
-        f.out(f.m, i) = substitute(b.name(), Expr(0), projected); // tokens [Tq, M]
+        f.out(f.m, i) = stored("out", substitute(b.name(), Expr(0), projected)); // [Tq, M]
       else
-        f.out(f.m, i, b) = projected;
+        f.out(f.m, i, b) = stored("out", projected);
       f.precomputed.push_back(proj);
     } else if (spec.packed) {
-      f.out(d, h, i) = f.attn(d, i, h, 0); // tokens [Tq, H, Dv]
+      f.out(d, h, i) = stored("out", f.attn(d, i, h, 0)); // tokens [Tq, H, Dv]
     } else if (spec.layout == Layout::BSHD) {
-      f.out(d, h, i, b) = f.attn(d, i, h, b);
+      f.out(d, h, i, b) = stored("out", f.attn(d, i, h, b));
     } else {
-      f.out(d, i, h, b) = f.attn(d, i, h, b);
+      f.out(d, i, h, b) = stored("out", f.attn(d, i, h, b));
     }
     constrainOutput(f.out, "out");
 
@@ -659,8 +678,9 @@ private:
       MaskParts mask = masksFor(env);
       Expr visible = mask.visible && st0[1] > 0.0f;
       // l is in units u and carries pScale: p = exp(s - m) * pScale * u / l.
-      f.weights(j, i, h, b) = select(
-          visible, clampedExp(parts.score - st0[0]) * (pScale * st0[3] / st0[1]), 0.0f);
+      f.weights(j, i, h, b) = stored(
+          "weights",
+          select(visible, clampedExp(parts.score - st0[0]) * (pScale * st0[3] / st0[1]), 0.0f));
       constrainOutput(f.weights, "weights");
     }
     if (spec.outputLse) {

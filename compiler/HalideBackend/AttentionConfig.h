@@ -85,6 +85,9 @@ struct KernelDesc {
   RotarySpec rotary; // PositionalKind::Rotary: q and k turned before the score
 
   Layout layout = Layout::BHSD;
+  /// Storage types (the contract's element types of out and k): 16-bit
+  /// inputs are widened on load, results rounded once on store.
+  ElemType dtype = ElemType::F32, kvDtype = ElemType::F32;
   bool outputWeights = false, outputLse = false;
   std::vector<DeclaredInput> inputs; // declaration order
 

@@ -16,17 +16,7 @@ namespace attnc::halide_backend {
 
 namespace {
 
-const char *cType(ElemType type) {
-  switch (type) {
-  case ElemType::F32:
-    return "float";
-  case ElemType::I32:
-    return "int32_t";
-  case ElemType::U8:
-    return "uint8_t";
-  }
-  return "float";
-}
+const char *cType(ElemType type) { return info(type).cType; }
 
 std::string sizeText(int64_t size) {
   return size ? std::to_string(size) : "dynamic";
@@ -113,11 +103,20 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
     os << ", positional = " << toString(spec.positional);
   if (!spec.packed)
     os << ", layout = " << toString(spec.layout);
-  os << ", dtype = f32, outputs = " << outputsText(spec)
-     << "\n";
+  os << ", dtype = " << toString(spec.dtype);
+  if (spec.kvDtype != spec.dtype)
+    os << ", kv_dtype = " << toString(spec.kvDtype);
+  os << ", outputs = " << outputsText(spec) << "\n";
   for (const DeclaredInput &input : spec.inputs)
     os << " *   input " << input.name << " : " << dimsText(input) << "\n";
   os << " *\n * Arguments (dense, row-major, last dimension contiguous):\n";
+  bool half = false;
+  for (const ArgSpec &arg : config.arguments)
+    half = half || isHalfFloat(arg.type);
+  if (half)
+    os << " * 16-bit floats are passed as uint16_t bits: f16 is IEEE 754 binary16,\n"
+          " * bf16 is bfloat16 (the upper 16 bits of an IEEE f32). The kernel computes\n"
+          " * in f32 and rounds each 16-bit result once, to nearest even.\n";
   for (const ArgSpec &arg : config.arguments)
     os << " *   " << (arg.isOutput ? "out " : "in  ") << arg.name << " : " << formatShape(arg)
        << "  (" << layoutText(arg, spec) << ")\n";

@@ -31,15 +31,7 @@ struct HalideTypeCode {
 };
 
 HalideTypeCode typeCode(ElemType type) {
-  switch (type) {
-  case ElemType::F32:
-    return {2, 32}; // halide_type_float
-  case ElemType::I32:
-    return {0, 32}; // halide_type_int
-  case ElemType::U8:
-    return {1, 8}; // halide_type_uint
-  }
-  return {2, 32};
+  return {info(type).halideCode, uint8_t(info(type).bytes * 8)};
 }
 
 llvm::Type *elemType(llvm::LLVMContext &ctx, ElemType type) {
@@ -50,6 +42,9 @@ llvm::Type *elemType(llvm::LLVMContext &ctx, ElemType type) {
     return llvm::Type::getInt32Ty(ctx);
   case ElemType::U8:
     return llvm::Type::getInt8Ty(ctx);
+  case ElemType::F16:
+  case ElemType::BF16:
+    return llvm::Type::getInt16Ty(ctx);
   }
   return llvm::Type::getFloatTy(ctx);
 }

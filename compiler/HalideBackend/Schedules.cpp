@@ -368,7 +368,9 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
     // W_k k per state task (its batch row and key chunk) when the tasks own
     // their keys: a root buffer of B x Lk x N would be written, zeroed and
     // page-faulted in whole before any score reads it.
-    if (p.stateTask)
+    // The weights output reads W_k k outside the state tasks: then one root
+    // buffer serves both.
+    if (p.stateTask && !f.weights.defined())
       scheduleProjectionAt(f.kHoist, *p.stateTask, vec);
     else
       scheduleProjection(f.kHoist, vec);

@@ -53,7 +53,7 @@ void generalInputs(ScoreInputs &in, const Expr &qScale) {
   RDom r(0, f.D, "rw");
   Func qw = exactFunc("q_general");
   qw(f.d, f.i, f.h, f.b) = 0.0f;
-  qw(f.d, f.i, f.h, f.b) += f.qIn(r, f.i, f.h, f.b) * w(f.d, r);
+  qw(f.d, f.i, f.h, f.b) += f.qIn(r, f.i, f.h, f.b) * widened(w(f.d, r));
   f.qs(f.d, f.i, f.h, f.b) = qw(f.d, f.i, f.h, f.b) * qScale;
   f.qHoist = qw;
   f.rd = RDom(0, f.Dk, "rd");
@@ -69,9 +69,9 @@ void additiveInputs(ScoreInputs &in, const Expr &) {
   ImageParam wq = in.param("score_wq"), wk = in.param("score_wk"); // [N, D], [N, Dk]
   RDom rq(0, f.D, "rq"), rkk(0, f.Dk, "rkd");
   f.qHoist(f.n, f.i, f.h, f.b) = 0.0f;
-  f.qHoist(f.n, f.i, f.h, f.b) += wq(rq, f.n) * f.qIn(rq, f.i, f.h, f.b);
+  f.qHoist(f.n, f.i, f.h, f.b) += widened(wq(rq, f.n)) * f.qIn(rq, f.i, f.h, f.b);
   f.kHoist(f.n, f.j, f.g, f.b) = 0.0f;
-  f.kHoist(f.n, f.j, f.g, f.b) += wk(rkk, f.n) * f.kIn(rkk, f.j, f.g, f.b);
+  f.kHoist(f.n, f.j, f.g, f.b) += widened(wk(rkk, f.n)) * f.kIn(rkk, f.j, f.g, f.b);
   f.rd = RDom(0, (int32_t)spec.additiveHidden, "rn");
 }
 
@@ -82,7 +82,7 @@ Expr additiveTerm(AlgorithmFuncs &f, const AttentionConfig &config, Func, const 
       wvParam = p;
   if (!wvParam.defined())
     throw BackendError("kernel '" + config.name + "': missing argument 'score_wv'");
-  return wvParam(f.rd) * approxTanh(f.qHoist(f.rd, f.i, f.h, f.b) + f.kHoist(f.rd, f.j, g, f.b));
+  return widened(wvParam(f.rd)) * approxTanh(f.qHoist(f.rd, f.i, f.h, f.b) + f.kHoist(f.rd, f.j, g, f.b));
 }
 
 // cosine: (q/|q|) . (k/|k|), each norm clamped below at 1e-12 as PyTorch's

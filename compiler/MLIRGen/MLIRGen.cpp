@@ -19,6 +19,7 @@
 #include "compiler/Frontend/Signature.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/Dialect/StandardOps/IR/Ops.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -67,6 +68,8 @@ private:
     case ElemType::F32: return builder.getF32Type();
     case ElemType::I32: return builder.getIntegerType(32);
     case ElemType::U8: return builder.getIntegerType(8, /*isSigned=*/false);
+    case ElemType::F16: return builder.getF16Type();
+    case ElemType::BF16: return builder.getBF16Type();
     }
     return builder.getF32Type();
   }
@@ -74,6 +77,14 @@ private:
   /// The dialect's logical type of an argument: bshd tensors are permuted to
   /// [B, heads, L, width].
   RankedTensorType tensorType(const ArgSpec &arg, Layout layout) {
+    return tensorType(arg, layout, elementType(arg.type));
+  }
+  /// The type the attn ops compute an argument in: 16-bit storage widened to f32.
+  RankedTensorType computeType(const ArgSpec &arg, Layout layout) {
+    return tensorType(arg, layout, isHalfFloat(arg.type) ? builder.getF32Type()
+                                                         : elementType(arg.type));
+  }
+  RankedTensorType tensorType(const ArgSpec &arg, Layout layout, Type element) {
     SmallVector<int64_t> shape;
     for (const ArgDim &d : arg.shape)
       shape.push_back(dimOrDynamic(d));
@@ -81,7 +92,7 @@ private:
                            (arg.name == "out" && shape.size() == 4);
     if (layout == Layout::BSHD && attentionTensor && shape.size() == 4)
       std::swap(shape[1], shape[2]);
-    return RankedTensorType::get(shape, elementType(arg.type));
+    return RankedTensorType::get(shape, element);
   }
 
   RankedTensorType scoresType(RankedTensorType q, RankedTensorType k) {
@@ -175,8 +186,8 @@ private:
   struct Kernel {
     const KernelSpec &spec;
     std::vector<ArgSpec> args;
-    SmallVector<Type> resultTypes;
-    std::map<std::string, Value> values;   // the function's inputs by contract name
+    SmallVector<Type> resultTypes;         // as computed (f32 for 16-bit results)
+    std::map<std::string, Value> values;   // the inputs by contract name (widened to f32)
     std::map<std::string, Value> declared; // the declared inputs among them
     Location l;
   };
@@ -196,9 +207,12 @@ private:
   /// attributes; the builder is left at the start of its body.
   Kernel buildFunction(const KernelSpec &spec) {
     std::vector<ArgSpec> args = kernelArguments(spec);
-    SmallVector<Type> inputTypes, resultTypes;
-    for (const ArgSpec &arg : args)
+    SmallVector<Type> inputTypes, resultTypes, computedTypes;
+    for (const ArgSpec &arg : args) {
       (arg.isOutput ? resultTypes : inputTypes).push_back(tensorType(arg, spec.layout));
+      if (arg.isOutput)
+        computedTypes.push_back(computeType(arg, spec.layout));
+    }
 
     builder.setInsertionPointToEnd(module->getBody());
     auto func = builder.create<FuncOp>(loc(spec.loc), spec.name,
@@ -207,10 +221,17 @@ private:
     Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
 
-    Kernel kernel{spec, args, resultTypes, {}, {}, loc(spec.loc)};
-    for (size_t i = 0, n = 0; i < args.size(); ++i)
-      if (!args[i].isOutput)
-        kernel.values[args[i].name] = entry->getArgument(n++);
+    Kernel kernel{spec, args, computedTypes, {}, {}, loc(spec.loc)};
+    // 16-bit storage is widened once at the start: every attn op computes in
+    // f32 (LANGUAGE.md 9.1); buildOutputs rounds the results once at the end.
+    for (size_t i = 0, n = 0; i < args.size(); ++i) {
+      if (args[i].isOutput)
+        continue;
+      Value arg = entry->getArgument(n++);
+      if (isHalfFloat(args[i].type))
+        arg = builder.create<arith::ExtFOp>(kernel.l, computeType(args[i], spec.layout), arg);
+      kernel.values[args[i].name] = arg;
+    }
     for (const InputAST &input : spec.inputs)
       kernel.declared[input.name] = kernel.values[input.name];
     return kernel;
@@ -391,7 +412,7 @@ private:
       Type lseType;
       for (const ArgSpec &arg : kernel.args)
         if (arg.isOutput && arg.name == "lse")
-          lseType = tensorType(arg, spec.layout);
+          lseType = computeType(arg, spec.layout);
       if (spec.packed) {
         auto rows = RankedTensorType::get({sType.getDimSize(0), sType.getDimSize(1),
                                            sType.getDimSize(2)},
@@ -403,6 +424,11 @@ private:
         results.push_back(builder.create<mlir::attn::LogSumExpOp>(l, lseType, s));
       }
     }
+    // 16-bit results: rounded once, to nearest even (arith.truncf).
+    FunctionType funcType = cast<FuncOp>(builder.getBlock()->getParentOp()).getType();
+    for (unsigned n = 0; n < results.size(); ++n)
+      if (results[n].getType() != funcType.getResult(n))
+        results[n] = builder.create<arith::TruncFOp>(l, funcType.getResult(n), results[n]);
     builder.create<ReturnOp>(l, results);
   }
 };

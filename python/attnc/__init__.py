@@ -7,6 +7,10 @@ torch CPU tensors (docs/python.md).
     lib.mha(q=q, k=k, v=v, out=buf)       # or written into caller memory
     print(lib.mha.arguments)
 
+16-bit arguments: f16 takes numpy float16 or torch.float16; bf16 takes
+torch.bfloat16, or numpy uint16 holding the raw bits (attnc.f32_to_bf16 /
+attnc.bf16_to_f32 convert).
+
 The package is a thin layer over libattnrt's C API (ctypes): the runtime
 checks every argument and compiles through the same disk cache as
 attn_library_compile and attnc-run.
@@ -16,9 +20,11 @@ import os
 import threading
 
 from . import _arrays, _capi
+from ._bf16 import bf16_to_f32, f32_to_bf16
 
 __all__ = ["compile", "load", "Library", "Kernel", "Argument", "Error",
-           "set_num_threads", "get_num_threads", "cache_directory", "runtime_version"]
+           "set_num_threads", "get_num_threads", "cache_directory", "runtime_version",
+           "bf16_to_f32", "f32_to_bf16"]
 
 _ERROR_BYTES = 8192
 
@@ -63,8 +69,9 @@ def cache_directory():
 
 
 class Argument:
-    """One kernel argument: name, dtype ("f32", "i32", "u8"), logical shape
-    as (size name, fixed value or None) pairs, and whether it is an output."""
+    """One kernel argument: name, dtype ("f32", "i32", "u8", "f16", "bf16"),
+    logical shape as (size name, fixed value or None) pairs, and whether it
+    is an output."""
 
     def __init__(self, info, index):
         self.index = index
@@ -84,7 +91,8 @@ class Kernel:
     """A kernel of a Library; call it with its arguments by keyword or by
     position (the kernel's order: inputs, then outputs). Outputs not given are
     allocated, as the kind of the inputs (torch tensors if any input is one,
-    else numpy arrays), and returned: one array, or a tuple in output order."""
+    else numpy arrays), and returned: one array, or a tuple in output order.
+    A bf16 output allocated as numpy is uint16 raw bits (attnc.bf16_to_f32)."""
 
     def __init__(self, library, handle):
         self._library = library  # keeps the shared library loaded

@@ -2,7 +2,9 @@
 
 A contiguous array is passed by pointer, never copied; the kinds of array
 differ only in how their pointer, dtype and shape are read and how an output
-of the same kind is allocated.
+of the same kind is allocated. 16-bit arguments take their own bits: f16 is
+numpy float16 or torch.float16; bf16 is torch.bfloat16, or numpy uint16
+holding the raw bits (NumPy has no bfloat16; see bf16_to_f32/f32_to_bf16).
 """
 import ctypes
 import sys
@@ -11,7 +13,10 @@ import numpy as np
 
 from . import _capi
 
-_NUMPY_DTYPES = {_capi.F32: np.float32, _capi.I32: np.int32, _capi.U8: np.uint8}
+# What each runtime dtype accepts from numpy; the first is what outputs get.
+_NUMPY_DTYPES = {_capi.F32: (np.float32,), _capi.I32: (np.int32,),
+                 _capi.U8: (np.uint8, np.bool_), _capi.F16: (np.float16,),
+                 _capi.BF16: (np.uint16,)}
 
 
 def _torch():
@@ -31,7 +36,8 @@ def is_torch(value):
 def _torch_dtypes(torch):
     # bool tensors (PyTorch's key_padding_mask) have u8's size and values 0/1.
     return {_capi.F32: (torch.float32,), _capi.I32: (torch.int32,),
-            _capi.U8: (torch.uint8, torch.bool)}
+            _capi.U8: (torch.uint8, torch.bool), _capi.F16: (torch.float16,),
+            _capi.BF16: (torch.bfloat16,)}
 
 
 def dtype_name(value):
@@ -40,8 +46,16 @@ def dtype_name(value):
     return str(value.dtype)
 
 
+_EXPECTED = {
+    _capi.F32: "float32", _capi.I32: "int32", _capi.U8: "uint8 (or bool)",
+    _capi.F16: "float16 (numpy float16 or torch.float16)",
+    _capi.BF16: "bfloat16 (torch.bfloat16, or numpy uint16 holding the raw bf16 bits: "
+                "attnc.f32_to_bf16 makes them)",
+}
+
+
 def expected_dtype_text(dtype):
-    return {_capi.F32: "float32", _capi.I32: "int32", _capi.U8: "uint8 (or bool)"}[dtype]
+    return _EXPECTED[dtype]
 
 
 def as_view(name, value, dtype, is_output):
@@ -68,9 +82,7 @@ def as_view(name, value, dtype, is_output):
             raise ValueError("argument '%s': the output must be a numpy array or a torch "
                              "tensor, not %s" % (name, type(value).__name__))
         value = np.asarray(value)
-    want = np.dtype(_NUMPY_DTYPES[dtype])
-    ok = value.dtype == want or (dtype == _capi.U8 and value.dtype == np.bool_)
-    if not ok:
+    if value.dtype not in [np.dtype(t) for t in _NUMPY_DTYPES[dtype]]:
         raise ValueError("argument '%s': dtype %s, expected %s"
                          % (name, value.dtype, expected_dtype_text(dtype)))
     if not value.flags.c_contiguous:
@@ -86,7 +98,7 @@ def allocate(dtype, shape, like_torch):
     if like_torch:
         torch = _torch()
         return torch.empty(tuple(shape), dtype=_torch_dtypes(torch)[dtype][0])
-    return np.empty(tuple(shape), dtype=_NUMPY_DTYPES[dtype])
+    return np.empty(tuple(shape), dtype=_NUMPY_DTYPES[dtype][0])
 
 
 def fill_tensor(tensor, array, pointer, dtype, keep):

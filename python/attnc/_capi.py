@@ -20,9 +20,9 @@ STATUS_NAMES = {
     ERROR_COMPILE: "compile",
 }
 
-# attn_dtype
-F32, I32, U8 = 0, 1, 2
-DTYPE_NAMES = {F32: "f32", I32: "i32", U8: "u8"}
+# attn_dtype; F16 and BF16 travel as their 16-bit patterns
+F32, I32, U8, F16, BF16 = 0, 1, 2, 3, 4
+DTYPE_NAMES = {F32: "f32", I32: "i32", U8: "u8", F16: "f16", BF16: "bf16"}
 
 
 class Tensor(ctypes.Structure):

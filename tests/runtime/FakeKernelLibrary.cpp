@@ -4,9 +4,12 @@
 // NAME_metadata, NAME_attnc_signature) plus a minimal fake of the Halide
 // runtime's error and thread hooks, so the runtime's loader, buffer building,
 // error routing and thread control are tested without the compiler. Built in
-// several variants (FAKE_VARIANT) that are broken in one way each.
+// several variants (FAKE_VARIANT) that are broken in one way each, and one
+// (half) that holds a kernel of f16 and bf16 arguments instead.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/HalfFloat.h"
+
 #include <HalideRuntime.h>
 
 #include <cmath>
@@ -21,6 +24,7 @@
 #define FAKE_NO_SIGNATURE 3
 #define FAKE_BAD_SIGNATURE 4
 #define FAKE_EMPTY_LIST 5
+#define FAKE_HALF 6
 
 namespace {
 void defaultError(void *, const char *msg) { std::fprintf(stderr, "%s", msg); }
@@ -165,8 +169,51 @@ extern const char masked_sum_attnc_signature[] = "x in f32 B,L\n"
                                           "lens in i32 B\n"
                                           "out out f32 B\n";
 
+// --- half_io: h f16[N], b bf16[N] -> h_out f16[N], b_out bf16[N], sum f32[N] --
+// Copies h and b bit for bit and adds them in f32, so a test sees exactly
+// what attnc-run made of its files and what it writes back.
+int half_io_argv(void **args) {
+  const halide_buffer_t *h = static_cast<halide_buffer_t *>(args[0]);
+  const halide_buffer_t *b = static_cast<halide_buffer_t *>(args[1]);
+  const uint16_t *hp = reinterpret_cast<const uint16_t *>(h->host);
+  const uint16_t *bp = reinterpret_cast<const uint16_t *>(b->host);
+  uint16_t *hOut = reinterpret_cast<uint16_t *>(static_cast<halide_buffer_t *>(args[2])->host);
+  uint16_t *bOut = reinterpret_cast<uint16_t *>(static_cast<halide_buffer_t *>(args[3])->host);
+  float *sum = reinterpret_cast<float *>(static_cast<halide_buffer_t *>(args[4])->host);
+  for (int i = 0; i < h->dim[0].extent; ++i) {
+    hOut[i] = hp[i];
+    bOut[i] = bp[i];
+    sum[i] = attnc::runtime::f16ToFloat(hp[i]) + attnc::runtime::bf16ToFloat(bp[i]);
+  }
+  return 0;
+}
+static const halide_type_t kF16(halide_type_float, 16);
+static const halide_type_t kBF16(halide_type_bfloat, 16);
+static const halide_filter_argument_t halfArgs[] = {
+    {"h", halide_argument_kind_input_buffer, 1, kF16, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"b", halide_argument_kind_input_buffer, 1, kBF16, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"h_out", halide_argument_kind_output_buffer, 1, kF16, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+    {"b_out", halide_argument_kind_output_buffer, 1, kBF16, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+    {"sum", halide_argument_kind_output_buffer, 1, kF32, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+};
+static const halide_filter_metadata_t halfMetadata = {
+    1, 5, halfArgs, "x86-64-linux-fake", "half_io"};
+const halide_filter_metadata_t *half_io_metadata(void) { return &halfMetadata; }
+extern const char half_io_attnc_signature[] = "h in f16 N\n"
+                                              "b in bf16 N\n"
+                                              "h_out out f16 N\n"
+                                              "b_out out bf16 N\n"
+                                              "sum out f32 N\n";
+
 #if FAKE_VARIANT == FAKE_EMPTY_LIST
 extern const char *const attnc_kernels[] = {nullptr};
+#elif FAKE_VARIANT == FAKE_HALF
+extern const char *const attnc_kernels[] = {"half_io", nullptr};
 #elif FAKE_VARIANT != FAKE_NO_LIST
 extern const char *const attnc_kernels[] = {"naive_attn", "masked_sum", nullptr};
 #endif

@@ -268,6 +268,38 @@ TEST_F(Library, IntegerAndByteArguments) {
             "argument 'lens': dtype is u8 but the kernel expects i32");
 }
 
+TEST(LibraryHalf, SixteenBitArgumentsAreTheirOwnDtypes) {
+  // half_io: h f16[N], b bf16[N] -> h_out f16[N], b_out bf16[N], sum f32[N];
+  // 16-bit data travels as uint16_t bits (1.5 in f16, -2 in bf16).
+  attn::Library lib = attn::Library::open(fakeLib("half"));
+  attn::Kernel k = lib.kernel("half_io");
+  std::vector<attn::Argument> args = k.arguments();
+  ASSERT_EQ(args.size(), 5u);
+  EXPECT_EQ(args[0].dtype, ATTN_F16);
+  EXPECT_EQ(args[1].dtype, ATTN_BF16);
+  EXPECT_EQ(args[0].shapeText, "f16[N]");
+  EXPECT_EQ(args[3].shapeText, "bf16[N]");
+  std::vector<uint16_t> h = {0x3e00, 0x3e00}, b = {0xc000, 0xc000}, hOut(2), bOut(2);
+  std::vector<float> sum(2);
+  int64_t n[] = {2};
+  std::vector<attn_tensor> t = {{h.data(), ATTN_F16, 1, n, nullptr},
+                                {b.data(), ATTN_BF16, 1, n, nullptr},
+                                {hOut.data(), ATTN_F16, 1, n, nullptr},
+                                {bOut.data(), ATTN_BF16, 1, n, nullptr},
+                                {sum.data(), ATTN_F32, 1, n, nullptr}};
+  char err[256] = "";
+  ASSERT_EQ(attn_kernel_run(k.c(), t.data(), t.size(), err, sizeof err), ATTN_OK) << err;
+  EXPECT_EQ(sum, (std::vector<float>{-0.5f, -0.5f}));
+  EXPECT_EQ(bOut, b);
+  // f16 and bf16 have the same size but are not interchangeable.
+  t[0].dtype = ATTN_BF16;
+  EXPECT_EQ(attn_kernel_run(k.c(), t.data(), t.size(), err, sizeof err), ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(err, "argument 'h': dtype is bf16 but the kernel expects f16");
+  t[0].dtype = ATTN_F32;
+  EXPECT_EQ(attn_kernel_run(k.c(), t.data(), t.size(), err, sizeof err), ATTN_ERROR_ARGUMENT);
+  EXPECT_STREQ(err, "argument 'h': dtype is f32 but the kernel expects f16");
+}
+
 TEST(LibraryLoad, RefusesWhatIsNotAKernelLibrary) {
   struct Case {
     std::string path;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <unistd.h>
+#include <utility>
 
 using namespace attnc::runtime;
 
@@ -82,8 +83,8 @@ TEST(Npy, RoundTripF32Rank4) {
   std::remove(path.c_str());
 }
 
-TEST(Npy, RoundTripI32U8AndScalar) {
-  for (attn_dtype dtype : {ATTN_I32, ATTN_U8}) {
+TEST(Npy, RoundTripI32U8F16Bf16AndScalar) {
+  for (attn_dtype dtype : {ATTN_I32, ATTN_U8, ATTN_F16, ATTN_BF16}) {
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{}, std::vector<int64_t>{7},
           std::vector<int64_t>{0, 4}}) {
@@ -111,6 +112,24 @@ TEST(Npy, WritesNumPysHeaderText) {
   EXPECT_EQ(bytes.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
   EXPECT_EQ(bytes.substr(10, 118), dict + std::string(60, ' ') + "\n");
+}
+
+TEST(Npy, SixteenBitTypesKeepTheFilesOwnDescr) {
+  // f16 is NumPy's float16; bf16 has no NumPy type and travels as `<u2`
+  // bits, and a `<u2` file reads back as bf16 (the only 16-bit integer use).
+  uint16_t bits[2] = {0x3c00, 0xc000};
+  for (auto [dtype, descr] : {std::pair{ATTN_F16, "<f2"}, std::pair{ATTN_BF16, "<u2"}}) {
+    EXPECT_STREQ(npyDescr(dtype), descr);
+    std::string bytes = encodeNpy(dtype, {2}, bits);
+    EXPECT_NE(bytes.find(std::string("'descr': '") + descr + "'"), std::string::npos);
+    NpyArray a;
+    ASSERT_TRUE(parseOk(image(1, dictFor(descr, "(2,)"), std::string(
+                                     reinterpret_cast<const char *>(bits), 4)),
+                        a));
+    EXPECT_EQ(a.dtype(), dtype);
+    EXPECT_EQ(a.byteSize(), 4u);
+    EXPECT_EQ(a.as<uint16_t>()[1], 0xc000);
+  }
 }
 
 TEST(Npy, ReadsVersions2And3AndDoubleQuotes) {
@@ -234,15 +253,23 @@ TEST(Npy, RejectsNulInHeader) {
 }
 
 TEST(Npy, RejectsOtherDtypes) {
+  const std::string expected = "expected '<f4' (f32), '<i4' (i32), '|u1' (u8), "
+                               "'<f2' (f16) or '<u2' (bf16 bits)";
   EXPECT_EQ(parseError(image(1, dictFor("<f8", "(1,)"), "12345678")),
-            "unsupported dtype '<f8'; expected '<f4' (f32), '<i4' (i32) or "
-            "'|u1' (u8)");
+            "unsupported dtype '<f8'; " + expected);
   EXPECT_EQ(parseError(image(1, dictFor(">f4", "(1,)"), "1234")),
-            "unsupported dtype '>f4' (big-endian data); expected '<f4' (f32), "
-            "'<i4' (i32) or '|u1' (u8)");
+            "unsupported dtype '>f4' (big-endian data); " + expected);
+  EXPECT_EQ(parseError(image(1, dictFor(">f2", "(1,)"), "12")),
+            "unsupported dtype '>f2' (big-endian data); " + expected);
+  EXPECT_EQ(parseError(image(1, dictFor(">u2", "(1,)"), "12")),
+            "unsupported dtype '>u2' (big-endian data); " + expected);
   EXPECT_EQ(parseError(image(1, dictFor("<i8", "(1,)"), "12345678")),
-            "unsupported dtype '<i8'; expected '<f4' (f32), '<i4' (i32) or "
-            "'|u1' (u8)");
+            "unsupported dtype '<i8'; " + expected);
+  // Only the spellings NumPy writes for 2-byte data: it never writes `|f2`.
+  EXPECT_EQ(parseError(image(1, dictFor("|f2", "(1,)"), "12")),
+            "unsupported dtype '|f2'; " + expected);
+  EXPECT_EQ(parseError(image(1, dictFor("<i2", "(1,)"), "12")),
+            "unsupported dtype '<i2'; " + expected);
 }
 
 TEST(Npy, RejectsFortranOrder) {

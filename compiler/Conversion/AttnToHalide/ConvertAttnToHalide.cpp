@@ -16,6 +16,7 @@
 
 #include "dialects/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/Dialect/StandardOps/IR/Ops.h"
 
 #include <functional>
@@ -43,6 +44,47 @@ keyInterval(attn::AttentionOp op, const std::function<std::string(Value)> &argNa
   return interval;
 }
 
+/// Result `n` of a kernel as computed: a 16-bit result is returned through
+/// the arith.truncf that rounds it.
+static Value returnedValue(FuncOp func, unsigned n) {
+  Value v = cast<ReturnOp>(func.front().getTerminator()).getOperand(n);
+  if (auto rounded = v.getDefiningOp<arith::TruncFOp>())
+    return rounded.getIn();
+  return v;
+}
+
+/// Storage types: a 16-bit argument may only be widened by arith.extf (to
+/// f32), and a 16-bit result only be an arith.truncf of an f32 value, so
+/// the back end's widen-on-load and round-once-on-store are what the IR says.
+static LogicalResult checkStorageTypes(FuncOp func) {
+  auto isHalf = [](Type t) {
+    Type e = t.cast<ShapedType>().getElementType();
+    return e.isF16() || e.isBF16();
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isHalf(arg.getType()))
+      continue;
+    for (Operation *user : arg.getUsers()) {
+      auto widen = dyn_cast<arith::ExtFOp>(user);
+      if (!widen || !widen.getType().cast<ShapedType>().getElementType().isF32())
+        return user->emitOpError("reads the 16-bit argument #")
+               << arg.getArgNumber() << "; 16-bit arguments must be widened to f32 by "
+               << "arith.extf first";
+    }
+  }
+  for (unsigned n = 0; n < func.getNumResults(); ++n) {
+    Value v = cast<ReturnOp>(func.front().getTerminator()).getOperand(n);
+    auto rounded = v.getDefiningOp<arith::TruncFOp>();
+    if (isHalf(func.getType().getResult(n)) !=
+        (rounded && rounded.getIn().getType().cast<ShapedType>().getElementType().isF32()))
+      return func.emitError("kernel '")
+             << func.getName() << "': result " << n
+             << (rounded ? " is rounded by arith.truncf but is not 16-bit"
+                         : " is 16-bit and must be an arith.truncf of an f32 tensor");
+  }
+  return success();
+}
+
 namespace {
 
 /// Reads the projections around the fused op into the back end's project
@@ -52,8 +94,11 @@ public:
   ProjectionReader(FuncOp func, const KernelContract &contract)
       : func(func), contract(contract) {}
 
-  /// The contract name of a function argument, or "" for another value.
+  /// The contract name of a function argument, or "" for another value. A
+  /// 16-bit argument is read through the arith.extf that widens it.
   std::string argName(Value v) {
+    if (auto widened = v.getDefiningOp<arith::ExtFOp>())
+      v = widened.getIn();
     auto arg = v.dyn_cast<BlockArgument>();
     if (!arg || arg.getOwner() != &func.front() || arg.getArgNumber() >= func.getNumArguments())
       return "";
@@ -137,9 +182,8 @@ public:
         argName(sv.getCuSeqlens()) != "cu_seqlens_k")
       return op.emitOpError("q must be viewed by the kernel argument 'cu_seqlens_q', k and v "
                             "by 'cu_seqlens_k'");
-    auto ret = cast<ReturnOp>(func.front().getTerminator());
     for (unsigned n = 0; n < op.getNumResults(); ++n) {
-      Value returned = ret.getOperand(n);
+      Value returned = returnedValue(func, n);
       // The output projection runs on the packed tokens: project(merge_heads(pack(out))).
       if (auto project = returned.getDefiningOp<attn::ProjectOp>())
         if (auto merge = project.getInput().getDefiningOp<attn::MergeHeadsOp>())
@@ -191,8 +235,7 @@ public:
                                    "'x_q' and 'x_kv'");
     // The output projection: return project(merge_heads(out), w_o, b_o?).
     bool outProject = false;
-    auto ret = cast<ReturnOp>(func.front().getTerminator());
-    if (auto project = ret.getOperand(0).getDefiningOp<attn::ProjectOp>()) {
+    if (auto project = returnedValue(func, 0).getDefiningOp<attn::ProjectOp>()) {
       auto merge = project.getInput().getDefiningOp<attn::MergeHeadsOp>();
       Value merged = merge ? merge.getInput() : Value();
       if (auto pack = merged ? merged.getDefiningOp<attn::PackOp>() : attn::PackOp())
@@ -301,7 +344,7 @@ static LogicalResult convertKernel(FuncOp func, halide_backend::AttentionConfig 
                                       << " attn.attention ops; the back end builds one";
 
   KernelContract contract;
-  if (failed(readContract(func, contract)))
+  if (failed(readContract(func, contract)) || failed(checkStorageTypes(func)))
     return failure();
   config.name = name;
   config.arguments = contract.arguments;
@@ -342,6 +385,8 @@ static LogicalResult convertKernel(FuncOp func, halide_backend::AttentionConfig 
     return func.emitError("kernel '") << name << "' returns " << func.getNumResults()
                                       << " values but its attn.attention has "
                                       << op.getNumResults() << " results";
+  out.dtype = contract.arguments[func.getNumArguments()].type; // out's
+  out.kvDtype = contract.has("k") ? contract.find("k")->type : out.dtype;
   for (size_t n = 0; n < contract.arguments.size(); ++n)
     if (contract.roles[n] == "declared")
       out.inputs.push_back({contract.arguments[n].name, contract.arguments[n].type,

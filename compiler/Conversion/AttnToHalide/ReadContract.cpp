@@ -27,6 +27,10 @@ static Optional<ElemType> elemType(Type type) {
     return ElemType::I32;
   if (e.isUnsignedInteger(8))
     return ElemType::U8;
+  if (e.isF16())
+    return ElemType::F16;
+  if (e.isBF16())
+    return ElemType::BF16;
   return llvm::None;
 }
 
@@ -79,7 +83,7 @@ LogicalResult readContract(FuncOp func, KernelContract &contract) {
     Optional<ElemType> elem = elemType(type);
     if (!elem)
       return error() << "('" << name.getValue() << "') has type " << type
-                     << "; expected a ranked tensor of f32, i32 or ui8";
+                     << "; expected a ranked tensor of f32, f16, bf16, i32 or ui8";
     ArgSpec arg{name.getValue().str(), *elem, isOutput, {}};
     for (Attribute d : shape) {
       auto text = d.dyn_cast<StringAttr>();

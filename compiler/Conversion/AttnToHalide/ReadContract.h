@@ -22,12 +22,14 @@ struct KernelContract {
   std::vector<std::string> roles;         // data, weight, mask, declared, output
   /// The contract name of function argument n (inputs only).
   const std::string &inputName(unsigned n) const { return arguments[n].name; }
-  bool has(const std::string &name) const {
+  /// The argument named `name`, or null.
+  const ArgSpec *find(const std::string &name) const {
     for (const ArgSpec &arg : arguments)
       if (arg.name == name)
-        return true;
-    return false;
+        return &arg;
+    return nullptr;
   }
+  bool has(const std::string &name) const { return find(name) != nullptr; }
 };
 
 mlir::LogicalResult readContract(mlir::FuncOp func, KernelContract &contract);

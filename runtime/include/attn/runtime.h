@@ -44,13 +44,15 @@ typedef enum attn_dtype {
   ATTN_F32 = 0,
   ATTN_I32 = 1,
   ATTN_U8 = 2,
+  ATTN_F16 = 3,  /* IEEE binary16, passed as uint16_t bits */
+  ATTN_BF16 = 4, /* bfloat16 (an f32's upper half), passed as uint16_t bits */
   /* Make every int a valid value in C++, so that checking a caller's stray
    * value is defined behaviour (the checks reject it by name). */
   ATTN_DTYPE_MIN_ = -0x7fffffff - 1,
   ATTN_DTYPE_MAX_ = 0x7fffffff
 } attn_dtype;
 
-/* "f32", "i32", "u8"; "?" for values outside the enum. */
+/* "f32", "i32", "u8", "f16", "bf16"; "?" for values outside the enum. */
 ATTN_API const char *attn_dtype_name(attn_dtype dtype);
 /* Bytes per element; 0 for values outside the enum. */
 ATTN_API size_t attn_dtype_size(attn_dtype dtype);

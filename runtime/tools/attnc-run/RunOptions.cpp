@@ -16,17 +16,23 @@ namespace attnc::run {
 
 const char *runUsage() {
   return "usage: attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ...\n"
-         "                 [--out ARG=FILE.npy ...] [--bench N] [--threads N]\n"
+         "                 [--out ARG=FILE.npy ...] [--raw] [--bench N] [--threads N]\n"
          "       attnc-run LIB.so|MODEL.attn --list\n"
          "\n"
          "Runs a kernel of an attnc kernel library on .npy inputs and writes .npy\n"
-         "outputs (C-order little-endian <f4, <i4 or |u1). Outputs without --out are\n"
-         "computed and not written. A MODEL.attn is compiled at run time into the\n"
-         "cache, or loaded from it when it was compiled before.\n"
+         "outputs (C-order little-endian <f4, <i4, |u1, <f2 or <u2). Outputs without\n"
+         "--out are computed and not written. A MODEL.attn is compiled at run time\n"
+         "into the cache, or loaded from it when it was compiled before.\n"
+         "\n"
+         "16-bit arguments: an f16 input takes <f2, or <f4 rounded to f16 on load;\n"
+         "a bf16 input takes <f4 rounded to bf16 on load, or <u2 holding the raw\n"
+         "bf16 bits (NumPy has no bfloat16). Rounding is to nearest even. f16 and\n"
+         "bf16 outputs are written as <f4 (exactly) unless --raw is given.\n"
          "\n"
          "  --kernel NAME      the kernel to run (optional when the library has one)\n"
          "  --in ARG=FILE      an input argument from a .npy file\n"
          "  --out ARG=FILE     write an output argument to a .npy file\n"
+         "  --raw              write f16 outputs as <f2 and bf16 outputs as <u2 bits\n"
          "  --bench N          time N runs; print the median and GFLOP/s\n"
          "  --threads N        Halide worker threads (0 = default)\n"
          "  --list             list the kernels and their arguments\n"
@@ -95,6 +101,8 @@ bool parseRunOptions(int argc, const char *const *argv, RunOptions &options,
       options.help = true;
     } else if (option == "--version") {
       options.version = true;
+    } else if (option == "--raw") {
+      options.raw = true;
     } else if (option == "--list") {
       options.list = true;
     } else if (option == "--verbose" || option == "-v") {

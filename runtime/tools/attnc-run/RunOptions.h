@@ -20,6 +20,7 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> outputs; // ARG, FILE
   int bench = 0;    // timed runs; 0 = run once
   int threads = -1; // -1 = leave Halide's default
+  bool raw = false;  // write 16-bit outputs as their own bits, not widened to f32
   bool list = false;
   bool verbose = false; // say whether a .attn came from the cache
   bool help = false;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/runtime.hpp"
 #include "runtime/Npy.h"
+#include "runtime/tools/attnc-run/HalfFloatFiles.h"
 #include "runtime/tools/attnc-run/OutputFiles.h"
 #include "runtime/tools/attnc-run/RunOptions.h"
 
@@ -166,6 +167,8 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     std::string error;
     if (!attnc::runtime::readNpy(*files[i], arrays[i], error))
       throw RunError{"argument '" + args[i].name + "': " + error};
+    if (!attnc::run::convertInput(args[i].name, args[i].dtype, arrays[i], error))
+      throw RunError{error};
     tensors[i] = arrays[i].view();
   }
   for (size_t i = 0; i < args.size(); ++i) {
@@ -220,8 +223,12 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     if (!args[i].isOutput || !files[i])
       continue;
     std::string error, temporary;
-    if (!attnc::runtime::writeNpyTemporary(*files[i], arrays[i].dtype(), arrays[i].shape(),
-                                           arrays[i].data(), temporary, error))
+    NpyArray widened;
+    const NpyArray *out = attnc::run::outputToWrite(arrays[i], options.raw, widened);
+    if (!out)
+      throw RunError{"argument '" + args[i].name + "': out of memory"};
+    if (!attnc::runtime::writeNpyTemporary(*files[i], out->dtype(), out->shape(),
+                                           out->data(), temporary, error))
       throw RunError{"argument '" + args[i].name + "': " + error};
     batch.add(temporary, *files[i]);
   }

@@ -5,9 +5,30 @@
 #   npy.py raw OUT.npy HEX                         arbitrary bytes
 #   npy.py show FILE.npy                           dtype, shape and values
 #   npy.py attention OUT.npy Q.npy K.npy V.npy     float64 softmax(q k^T/sqrt(D)) v
-#   npy.py close A.npy B.npy TOL                   max |a - b| <= TOL
+#   npy.py close A.npy B.npy TOL [V.npy]           max |a - b| <= TOL (* max(1, max |v|))
+#   npy.py round OUT.npy IN.npy f16|bf16           f32 values rounded to 16 bits, as <f4
+#   npy.py bits OUT.npy IN.npy                     f32 values as <u2 bf16 bits
+# Files of <u2 are read as bf16 bits (widened to f32), as attnc-run does.
 import sys
 import numpy as np
+
+
+def to_bf16_bits(a):
+    """Round to nearest even; NaN stays (quiet) NaN."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    with np.errstate(over="ignore"):
+        bits = ((u + np.uint32(0x7fff) + ((u >> np.uint32(16)) & np.uint32(1)))
+                >> np.uint32(16)).astype(np.uint16)
+    nan = np.isnan(a)
+    bits[nan] = ((u[nan] >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)
+    return bits
+
+
+def load(path):
+    a = np.load(path)
+    if a.dtype == np.uint16:
+        return (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return a
 
 
 def shape_of(text):
@@ -34,19 +55,31 @@ def main(argv):
         a = np.load(argv[2])
         print(a.dtype.str, a.shape, " ".join(f"{x:g}" for x in a.ravel()))
     elif cmd == "attention":
-        q, k, v = (np.load(p).astype(np.float64) for p in argv[3:6])
+        q, k, v = (load(p).astype(np.float64) for p in argv[3:6])
         s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
         p = np.exp(s - s.max(axis=-1, keepdims=True))
         p /= p.sum(axis=-1, keepdims=True)
         np.save(argv[2], p @ v)
     elif cmd == "close":
-        a, b = np.load(argv[2]), np.load(argv[3])
+        a, b = load(argv[2]), load(argv[3])
         if a.shape != b.shape:
             print(f"shapes differ: {a.shape} vs {b.shape}")
             return 1
         err = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
-        print(f"max error {'ok' if err <= float(argv[4]) else err}")
-        return 0 if err <= float(argv[4]) else 1
+        tol = float(argv[4])
+        if len(argv) > 5:
+            tol *= max(1.0, float(np.max(np.abs(load(argv[5])))))
+        print(f"max error {'ok' if err <= tol else err}")
+        return 0 if err <= tol else 1
+    elif cmd == "round":
+        a = np.load(argv[3]).astype(np.float32)
+        if argv[4] == "f16":
+            r = a.astype(np.float16).astype(np.float32)
+        else:
+            r = (to_bf16_bits(a).astype(np.uint32) << np.uint32(16)).view(np.float32)
+        np.save(argv[2], r.astype("<f4"))
+    elif cmd == "bits":
+        np.save(argv[2], to_bf16_bits(np.load(argv[3]).astype(np.float32)).astype("<u2"))
     return 0
 
 
