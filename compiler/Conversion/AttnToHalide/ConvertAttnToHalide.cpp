@@ -395,6 +395,14 @@ static LogicalResult convertKernel(FuncOp func, halide_backend::AttentionConfig 
   ProjectionReader projections(func, contract);
   if (failed(projections.read(op, out)) || failed(checkNamedArguments(func, out, contract)))
     return failure();
+  // Every result is the fused op's, as computed: only the output projection
+  // and the packing (read above) may stand between them.
+  for (unsigned n = 0; n < func.getNumResults(); ++n) {
+    Value returned = returnedValue(func, n);
+    if (returned != op.getResult(n) && !(n == 0 && out.outputProjected()) && !out.packed)
+      return func.emitError("kernel '") << name << "': result " << n
+                                        << " must be result " << n << " of the attn.attention";
+  }
   if (out.seqKIsSeqQ && out.selfAttention() == false && out.seqK != out.seqQ)
     return func.emitError("kernel '") << name << "': 'attn.seq_k_is_seq_q' but keys have "
                                       << out.seqK << " rows and queries " << out.seqQ;
