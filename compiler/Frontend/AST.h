@@ -46,7 +46,7 @@ enum class ExprKind {
 };
 
 enum class UnaryOp { Neg, Not };
-/// MaskAnd / MaskOr are `&` / `|` between the terms of `mask` (LANGUAGE.md
+/// MaskAnd / MaskOr are `&` / `|` between the terms of `mask` (docs/language.md
 /// 9.3), never inside an expression.
 enum class BinaryOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, MaskAnd, MaskOr };
 
@@ -157,7 +157,7 @@ struct KernelSpec {
   int64_t keyDim = 0;   // key width; == headDim except with additive
   int64_t valueDim = 0; // Dv
   SizeSpec batch, seqQ, seqK;
-  /// batch = packed (LANGUAGE.md 9.4): sequences concatenated along the
+  /// batch = packed (docs/language.md, packed batches): sequences concatenated along the
   /// token axis (Tq, Tk tokens), delimited by cu_seqlens_q / cu_seqlens_k.
   bool packed = false;
 
@@ -186,7 +186,7 @@ struct KernelSpec {
   RotarySpec rotary; // PositionalKind::Rotary; dims filled in by Sema
 
   Layout layout = Layout::BHSD;
-  /// Storage types (LANGUAGE.md 9.1): dtype for q, out, x, weights and
+  /// Storage types (docs/language.md, storage types): dtype for q, out, x, weights and
   /// biases; kvDtype for k and v. Arithmetic is f32 whatever they are.
   ElemType dtype = ElemType::F32;
   ElemType kvDtype = ElemType::F32;

@@ -877,7 +877,7 @@ void KernelSema::checkCrossFieldRules() {
     checkArgumentSizes();
 }
 
-/// batch = packed (LANGUAGE.md 9.4, 9.8): what a ragged batch cannot have.
+/// batch = packed (docs/language.md, packed batches, 9.8): what a ragged batch cannot have.
 void KernelSema::checkPackedRules() {
   const char *why = nullptr;
   std::string field;

@@ -51,7 +51,7 @@ const FunctionInfo kFunctions[] = {
     {"min", 2, FnKind::MinMax},    {"max", 2, FnKind::MinMax},
     {"clamp", 3, FnKind::MinMax},  {"select", 3, FnKind::Select},
     {"dot", 2, FnKind::Dot},
-    // Version 2 (LANGUAGE.md 9.7): enough for T5's relative-position buckets.
+    // Version 2 (docs/language.md, version 2): enough for T5's relative-position buckets.
     {"floor", 1, FnKind::Math},    {"ceil", 1, FnKind::Math},
     {"log2", 1, FnKind::Math},     {"int", 1, FnKind::ToInt},
     {"float", 1, FnKind::Math},

@@ -72,7 +72,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   ShapeBuilder dims{sizes};
   bool bshd = spec.layout == Layout::BSHD;
   std::vector<ArgSpec> args;
-  // Storage types (LANGUAGE.md 9.1): k and v in kv_dtype; q, x, weights,
+  // Storage types (docs/language.md, storage types): k and v in kv_dtype; q, x, weights,
   // biases, out and weights in dtype; lse and mask inputs keep theirs.
   const ElemType dt = spec.dtype, kvt = spec.kvDtype;
   auto add = [&](std::string name, ElemType type, std::vector<ArgDim> shape,
@@ -118,7 +118,7 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
   // Projection weights, then biases.
   if (spec.project != ProjectKind::None) {
     bool outProj = hasOutputProjection(spec.project);
-    // nn.Linear's layout, [out_features, in_features] (LANGUAGE.md 9.7).
+    // nn.Linear's layout, [out_features, in_features] (docs/language.md, version 2).
     ArgDim m = dims({"M"})[0], mkv = dims({spec.kvModelDim ? "Mkv" : "M"})[0];
     add("w_q", dt, {product("H*D", sizes.H, sizes.D), m});
     add("w_k", dt, {product("G*D", sizes.G, sizes.Dk), mkv});

@@ -1,6 +1,6 @@
 //===- Masks.cpp - Which keys a query sees --------------------------------===//
 //
-// docs/language.md §4 and LANGUAGE.md 9.3 masks in Halide: each term's
+// docs/language.md §4 and docs/language.md, mask masks in Halide: each term's
 // element test and, for terms that bound the keys (causal, window, sink,
 // valid_len, prefix, and the interval handed down by attn-analyze-mask), a
 // conservative test of whether a key block can hold any visible key of a

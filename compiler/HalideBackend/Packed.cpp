@@ -1,6 +1,6 @@
 //===- Packed.cpp - Packed variable-length batches in Halide --------------===//
 //
-// LANGUAGE.md 9.4. The tokens of all sequences form the algorithm's one row
+// docs/language.md, packed batches. The tokens of all sequences form the algorithm's one row
 // axis (B = 1 inside): query tiles and key blocks run over Tq and Tk tokens,
 // and each query row finds its sequence in a table made once per call, so
 // positions, masks, rotary angles and bottom-right alignment are the

@@ -1,6 +1,6 @@
 //===- Rotary.cpp - Rotary position embeddings in Halide ------------------===//
 //
-// LANGUAGE.md 9.2. The angles depend on (pair, position) alone, so their
+// docs/language.md, rotary embeddings. The angles depend on (pair, position) alone, so their
 // cosines and sines form one table per call, shared by every head and batch
 // row. The table is computed in float64 with our own range reduction and
 // series: Halide lowers sin/cos to scalar libm calls, and a float32 angle

@@ -7,7 +7,7 @@
 // attn -> Halide conversion and the Halide back end all read these rows, so
 // a new kind is one enum value and one row here plus its meaning in each
 // stage (docs/extending.md). Standard C++ only. The spellings are those of
-// LANGUAGE.md and of the attn dialect's enum attributes (AttnBase.td).
+// docs/language.md and of the attn dialect's enum attributes (AttnBase.td).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,7 +23,7 @@ namespace attnc {
 
 enum class ScoreKind { Dot, ScaledDot, General, Additive, Custom, Cosine };
 enum class BiasKind { None, Alibi, Custom };
-// Mask kinds with a tensor come in the order of their arguments (LANGUAGE.md
+// Mask kinds with a tensor come in the order of their arguments (docs/language.md
 // 9.8: valid_len, prefix_len, key_padding_mask, mask).
 enum class MaskKind { Causal, ValidLen, Prefix, KeyPadding, Window, Sink, Input, Custom };
 enum class ProjectKind { None, SelfQKV, QKV, QKVOut, SelfQKVOut };
@@ -104,7 +104,7 @@ inline const char *toString(RotaryStyle style) {
   return style == RotaryStyle::Half ? "half" : "interleaved";
 }
 
-/// `positional = rotary(base = B, style = S, dims = N)` (LANGUAGE.md 9.2):
+/// `positional = rotary(base = B, style = S, dims = N)` (docs/language.md, rotary embeddings):
 /// query row i turns at its position ip, key row j at j; channel pair c
 /// ((c, c + dims/2) for half, (2c, 2c + 1) for interleaved) by the angle
 /// t * base^(-2c / dims). Channels from `dims` on are not rotated.
@@ -135,7 +135,7 @@ std::optional<Kind> parseKind(std::string_view name) {
 }
 
 /// Which projections have a bias (`proj_bias = true` or a list `q, k, v, o`,
-/// LANGUAGE.md 9.7: Whisper's key projection has none).
+/// docs/language.md, version 2: Whisper's key projection has none).
 struct ProjBias {
   bool q = false, k = false, v = false, o = false;
   static ProjBias all() { return {true, true, true, true}; }
@@ -157,7 +157,7 @@ struct ProjBias {
 /// (`get_slopes`) and every ALiBi checkpoint (BLOOM) compute it: for H a
 /// power of two 2^(-8 (h + 1) / H); otherwise, with P the largest power of
 /// two below H, the P slopes of P heads followed by the slopes 0, 2, 4, ...
-/// of 2P heads (LANGUAGE.md section 5).
+/// of 2P heads (docs/language.md §5).
 inline double alibiSlope(long h, long H) {
   long P = largestPowerOfTwoAtMost(H);
   if (h < P)
@@ -179,7 +179,7 @@ struct KindTensor {
 
 struct ScoreKindInfo {
   ScoreKind kind;
-  /// Weight tensors, in the contract order (LANGUAGE.md section 7).
+  /// Weight tensors, in the contract order (docs/language.md §6).
   int numWeights;
   KindTensor weights[3];
   /// The default scale is 1/sqrt(key_dim) (else 1).
@@ -194,7 +194,7 @@ struct ScoreKindInfo {
   /// An expression (a region in the IR), not a name.
   bool isExpression;
   /// Of the dot family: rotary embeddings may turn q and k before it
-  /// (LANGUAGE.md 9.8).
+  /// (docs/language.md §6).
   bool takesRotary;
 };
 
@@ -254,12 +254,12 @@ constexpr bool tablesInEnumOrder() {
 }
 static_assert(tablesInEnumOrder(), "kScoreKinds / kMaskKinds rows must follow the enums");
 
-/// Groups of a mask once '&' is distributed over '|' (LANGUAGE.md 9.3):
+/// Groups of a mask once '&' is distributed over '|' (docs/language.md, mask):
 /// the frontend's limit and the range of group numbers in the IR.
 inline constexpr int kMaxMaskGroups = 16;
 
 /// A mask as text from its terms' texts: joined with " & ", or, with groups
-/// (disjunctive normal form, LANGUAGE.md 9.3), "(a & b) | (a & c)".
+/// (disjunctive normal form, docs/language.md, mask), "(a & b) | (a & c)".
 inline std::string maskFormulaText(const std::vector<std::string> &terms,
                                    const std::vector<std::vector<int>> &groups) {
   auto conjunction = [&](const std::vector<int> &indices, bool parenthesize) {

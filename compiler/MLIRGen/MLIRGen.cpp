@@ -223,7 +223,7 @@ private:
 
     Kernel kernel{spec, args, computedTypes, {}, {}, loc(spec.loc)};
     // 16-bit storage is widened once at the start: every attn op computes in
-    // f32 (LANGUAGE.md 9.1); buildOutputs rounds the results once at the end.
+    // f32 (docs/language.md, storage types); buildOutputs rounds the results once at the end.
     for (size_t i = 0, n = 0; i < args.size(); ++i) {
       if (args[i].isOutput)
         continue;

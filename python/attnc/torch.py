@@ -185,7 +185,7 @@ class MultiheadAttention(_torch.nn.Module):
             pad = [(key_padding_mask != 0).to(_torch.uint8).contiguous()]
         if same_kv:
             # The kernel's projection weights are nn.Linear's [out, in]
-            # (LANGUAGE.md 9.7): the module's own tensors, never copied.
+            # (docs/language.md, version 2): the module's own tensors, never copied.
             args = [query.contiguous(), key.contiguous()]
             args += [w.contiguous() for w in (w_q, w_k, w_v, self.out_proj.weight)]
             if bias:

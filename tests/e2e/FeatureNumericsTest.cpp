@@ -109,7 +109,7 @@ struct Plain {
         v(uniform((size_t)s.B * 2 * s.Lk * 8, rng)), out((size_t)s.B * 2 * s.Lq * 8, NAN) {}
 };
 
-/// kv_model_dim (LANGUAGE.md 9.7): x_kv of another width than x_q, as
+/// kv_model_dim (docs/language.md, version 2): x_kv of another width than x_q, as
 /// nn.MultiheadAttention's kdim / vdim; weights in nn.Linear's layout.
 TEST_P(Features, CrossProjectionWithKvModelDim) {
   const int H = 2, D = 4, M = 6, Mkv = 10;

@@ -1,6 +1,6 @@
 //===- PackedNumericsTest.cpp - Packed batches vs per-sequence float64 ---===//
 //
-// The packed_* kernels of numerics.attn (LANGUAGE.md 9.4) on batches of
+// The packed_* kernels of numerics.attn (docs/language.md, packed batches) on batches of
 // sequences of unequal lengths (an empty one, Lq < Lk, Lq > Lk, lengths
 // across tile and block edges), checked against the float64 reference run
 // on each sequence alone: positions, masks, rotary angles, ALiBi and the
@@ -57,7 +57,7 @@ Outputs sequenceReference(const Batch &batch, size_t b, const Problem &p, const 
                    sequenceRows(v, p.G, p.Dv, batch.cuK[b], p.Lk));
 }
 
-/// LANGUAGE.md 9.2 on one sequence's rows [1, heads, L, D] (half pairs).
+/// docs/language.md, rotary embeddings on one sequence's rows [1, heads, L, D] (half pairs).
 Ref rotated(const Ref &x, int heads, int L, int D, double base, long offset) {
   Ref r = x;
   for (int h = 0; h < heads; ++h)

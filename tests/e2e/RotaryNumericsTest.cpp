@@ -1,6 +1,6 @@
 //===- RotaryNumericsTest.cpp - Rotary embeddings vs float64 --------------===//
 //
-// The rope_* kernels of numerics.attn (LANGUAGE.md 9.2): half and
+// The rope_* kernels of numerics.attn (docs/language.md, rotary embeddings): half and
 // interleaved pairs, partial rotation, GQA, bshd, the Llama layer with
 // projections, the cosine score and an expression bias, at the odd sizes of
 // the feature tests (Lq > Lk puts queries at negative positions), and at
@@ -14,7 +14,7 @@ namespace {
 
 using namespace feature_reference;
 
-/// LANGUAGE.md 9.2 in float64: rows of x [B, heads, L, D] turned at
+/// docs/language.md, rotary embeddings in float64: rows of x [B, heads, L, D] turned at
 /// position t + offset, pair c by the angle (t + offset) * base^(-2c / dims).
 Ref rotate(const Ref &x, int B, int heads, int L, int D, int dims, double base,
            bool interleaved, long offset) {

@@ -1,6 +1,6 @@
 //===- StorageNumericsTest.cpp - f16 / bf16 storage vs float64 ------------===//
 //
-// The kernels of storage.attn (LANGUAGE.md 9.1): 16-bit q, k, v, x, weights
+// The kernels of storage.attn (docs/language.md, storage types): 16-bit q, k, v, x, weights
 // and biases, f32 arithmetic, results rounded once. The float64 reference is
 // computed from the same rounded inputs, and the bound is the spec's:
 // 8e-3 * max(1, max |v|) for bf16, 2e-3 * max(1, max |v|) for f16 (max |ref
@@ -140,7 +140,7 @@ TEST_P(Storage, F16CacheUnderBf16Queries) {
               name(s));
 }
 
-/// LANGUAGE.md 9.2 in float64 on [B, heads, L, D] rows (half pairs, base 10000).
+/// docs/language.md, rotary embeddings in float64 on [B, heads, L, D] rows (half pairs, base 10000).
 Ref rotatedRows(const Ref &x, int B, int heads, int L, int D) {
   Ref r = x;
   for (size_t row = 0; row < (size_t)B * heads * L; ++row) {

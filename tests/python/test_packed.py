@@ -1,4 +1,4 @@
-"""Packed variable-length batches from Python (LANGUAGE.md 9.4): tokens of
+"""Packed variable-length batches from Python (docs/language.md, packed batches): tokens of
 several sequences in one array with FlashAttention's cu_seqlens, checked
 per sequence against the float64 reference; bad offsets raise attnc.Error."""
 import numpy as np

@@ -201,7 +201,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [NoSideEffect, Attn_NamesRegionArgs]
 //===----------------------------------------------------------------------===//
 
 def Attn_Tensor3D : TensorRankOf<[F32], [3]>;
-// Rows of a batch [B, L, W], or packed tokens [T, W] (LANGUAGE.md 9.4).
+// Rows of a batch [B, L, W], or packed tokens [T, W] (docs/language.md, packed batches).
 def Attn_RowsTensor : TensorRankOf<[F32], [2, 3]>;
 // Heads of a batch [B, heads, L, W], or of packed tokens [T, heads, W].
 def Attn_HeadsTensor : TensorRankOf<[F32], [3, 4]>;
@@ -221,8 +221,8 @@ def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
   let summary = "y[b, t, :] = x[b, t, :] @ w^T (+ bias): a linear projection";
   let description = [{
     `x : [B, L, M]`, `w : [N, M]` (`nn.Linear`'s layout, [out_features,
-    in_features], LANGUAGE.md 9.7), optional `bias : [N]`, result `[B, L, N]`;
-    on packed tokens (LANGUAGE.md 9.4) `x : [T, M]` gives `[T, N]`. The q/k/v projections feed
+    in_features], docs/language.md, version 2), optional `bias : [N]`, result `[B, L, N]`;
+    on packed tokens (docs/language.md, packed batches) `x : [T, M]` gives `[T, N]`. The q/k/v projections feed
     attn.split_heads; the output projection reads attn.merge_heads.
   }];
   let arguments = (ins Attn_RowsTensor:$input, TensorRankOf<[F32], [2]>:$weight,
@@ -238,7 +238,7 @@ def Attn_ProjectOp : Attn_Op<"project", [NoSideEffect]> {
 def Attn_SplitHeadsOp : Attn_Op<"split_heads", [NoSideEffect]> {
   let summary = "[B, L, heads * W] -> [B, heads, L, W]; head h owns columns h*W .. h*W+W-1";
   let description = [{
-    On packed tokens (LANGUAGE.md 9.4): `[T, heads * W] -> [T, heads, W]`.
+    On packed tokens (docs/language.md, packed batches): `[T, heads * W] -> [T, heads, W]`.
   }];
   let arguments = (ins Attn_RowsTensor:$input, I64Attr:$heads);
   let results = (outs Attn_HeadsTensor:$result);
@@ -249,7 +249,7 @@ def Attn_SplitHeadsOp : Attn_Op<"split_heads", [NoSideEffect]> {
 def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
   let summary = "[B, H, L, W] -> [B, L, H * W], the inverse of split_heads";
   let description = [{
-    On packed tokens (LANGUAGE.md 9.4): `[T, H, W] -> [T, H * W]`.
+    On packed tokens (docs/language.md, packed batches): `[T, H, W] -> [T, H * W]`.
   }];
   let arguments = (ins Attn_HeadsTensor:$input);
   let results = (outs Attn_RowsTensor:$result);
@@ -258,7 +258,7 @@ def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [NoSideEffect]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Packed variable-length batches (LANGUAGE.md 9.4)
+// Packed variable-length batches (docs/language.md, packed batches)
 //===----------------------------------------------------------------------===//
 
 def Attn_SequencesOp : Attn_Op<"sequences", [NoSideEffect]> {
@@ -297,7 +297,7 @@ def Attn_PackOp : Attn_Op<"pack", [NoSideEffect]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Rotary position embeddings (LANGUAGE.md 9.2)
+// Rotary position embeddings (docs/language.md, rotary embeddings)
 //===----------------------------------------------------------------------===//
 
 def Attn_RotaryOp : Attn_Op<"rotary", [NoSideEffect, SameOperandsAndResultType]> {

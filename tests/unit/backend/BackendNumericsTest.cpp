@@ -212,7 +212,7 @@ std::vector<Case> cases() {
   input.weights = true;
   all.push_back(input);
   all.push_back(make("general", ScoreKind::General, {}, 2, 2, 16));
-  // LANGUAGE.md 9.3: StreamingLLM's causal & (window(W) | sink(S)), prefix-LM's
+  // docs/language.md, mask: StreamingLLM's causal & (window(W) | sink(S)), prefix-LM's
   // causal | prefix, PyTorch's key padding, a sink alone, and a union whose
   // second group has no key-block test (every block is visited).
   Case streaming = make("causal_window_or_sink", ScoreKind::ScaledDot,
