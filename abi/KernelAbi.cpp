@@ -36,7 +36,8 @@ std::string formatShape(const ArgSpec &arg) {
 std::string encodeSignature(const std::vector<ArgSpec> &args) {
   std::string text;
   for (const ArgSpec &arg : args) {
-    text += arg.name + (arg.isOutput ? " out " : " in ") + toString(arg.type) + " ";
+    text += arg.name + (arg.isOutput ? " out " : arg.isWritten ? " inout " : " in ") +
+            toString(arg.type) + " ";
     if (arg.shape.empty())
       text += "-";
     for (size_t i = 0; i < arg.shape.size(); ++i) {
@@ -96,11 +97,12 @@ bool decodeSignature(const std::string &text, std::vector<ArgSpec> &args) {
       w = space + 1;
     }
     if (words.size() != 4 || words[0].empty() ||
-        (words[1] != "in" && words[1] != "out"))
+        (words[1] != "in" && words[1] != "out" && words[1] != "inout"))
       return false;
     ArgSpec arg;
     arg.name = words[0];
     arg.isOutput = words[1] == "out";
+    arg.isWritten = words[1] == "inout";
     if (!parseElemType(words[2], arg.type))
       return false;
     if (words[3] != "-") {

@@ -52,6 +52,9 @@ struct ArgSpec {
   ElemType type = ElemType::F32;
   bool isOutput = false;
   std::vector<ArgDim> shape; // logical, row-major, outermost first
+  /// An input the kernel also writes, in place (a KV cache): the caller's
+  /// data is read, then updated. Never set together with isOutput.
+  bool isWritten = false;
 };
 
 /// `f32[B, H, Lq, D]`-style rendering, for headers and messages.
@@ -59,7 +62,7 @@ std::string formatShape(const ArgSpec &arg);
 
 /// The signature string that generated code embeds as `NAME_attnc_signature`
 /// so the runtime can show and check logical shapes: one line per argument,
-/// `<name> <in|out> <f32|i32|u8|f16|bf16> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
+/// `<name> <in|out|inout> <f32|i32|u8|f16|bf16> <dim>,<dim>,...`, where a dim is `NAME=VALUE`
 /// (fixed size), `NAME` (dynamic size) or `VALUE` (a constant); a rank-0
 /// argument has `-` for its dims.
 std::string encodeSignature(const std::vector<ArgSpec> &args);

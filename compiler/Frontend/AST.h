@@ -186,6 +186,7 @@ struct KernelSpec {
   RotarySpec rotary; // PositionalKind::Rotary; dims filled in by Sema
 
   Layout layout = Layout::BHSD;
+  CacheSpec cache; // cache = contiguous | paged(block = N)
   /// Storage types (docs/language.md, storage types): dtype for q, out, x, weights and
   /// biases; kvDtype for k and v. Arithmetic is f32 whatever they are.
   ElemType dtype = ElemType::F32;

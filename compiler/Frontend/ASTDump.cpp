@@ -145,6 +145,7 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   field("positional", spec.positional == PositionalKind::Rotary ? spec.rotary.text()
                                                                 : toString(spec.positional));
   field("layout", toString(spec.layout));
+  field("cache", spec.cache.text());
   field("dtype", toString(spec.dtype));
   field("kv_dtype", toString(spec.kvDtype));
   std::string outputs = "out";

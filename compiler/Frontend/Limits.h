@@ -18,6 +18,8 @@ constexpr int64_t kMaxDim = int64_t(1) << 20;
 /// batch, seq_q, seq_k, window(W) and constant dimensions of declared inputs:
 /// Halide buffer extents are int32.
 constexpr int64_t kMaxSeq = INT32_MAX;
+/// Tokens per block of a paged KV cache (vLLM uses 8 to 32).
+constexpr int64_t kMaxCacheBlock = 65536;
 /// Elements of one kernel argument whose dimensions are all fixed: Halide
 /// addresses a buffer with int32 strides and offsets.
 constexpr int64_t kMaxElements = INT32_MAX;

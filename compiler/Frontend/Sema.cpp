@@ -179,6 +179,33 @@ public:
     return enumField(f, "positional", kinds, spec_.positional);
   }
   bool resolveRotary(const Expr &call);
+  /// cache = none | contiguous | paged(block = N).
+  bool resolveCache(const FieldAST *f) {
+    if (f && singleValue(*f) && f->value->kind == ExprKind::Call && f->value->name == "paged")
+      return resolvePaged(*f->value);
+    static const std::vector<std::pair<std::string, CacheKind>> kinds = {
+        {"none", CacheKind::None}, {"contiguous", CacheKind::Contiguous}};
+    if (f && singleValue(*f) && f->value->kind == ExprKind::Name && f->value->name == "paged") {
+      diag_.error(f->value->loc, "'paged' needs its block size: 'cache = paged(block = 16)'");
+      return false;
+    }
+    return enumField(f, "cache", kinds, spec_.cache.kind);
+  }
+  bool resolvePaged(const Expr &call) {
+    const Expr *block = call.operands.size() == 1 ? call.operands[0].get() : nullptr;
+    if (!block || block->argName != "block") {
+      diag_.error(call.loc, "'paged' takes one argument, its block size: 'paged(block = 16)'");
+      return false;
+    }
+    if (block->kind != ExprKind::IntLit || block->intValue < 1 ||
+        block->intValue > limits::kMaxCacheBlock) {
+      diag_.error(block->loc, "the block of 'paged' must be an integer between 1 and " +
+                                  std::to_string(limits::kMaxCacheBlock));
+      return false;
+    }
+    spec_.cache = {CacheKind::Paged, block->intValue};
+    return true;
+  }
   bool resolveLayout(const FieldAST *f) {
     static const std::vector<std::pair<std::string, Layout>> kinds = {{"bhsd", Layout::BHSD},
                                                                       {"bshd", Layout::BSHD}};
@@ -208,6 +235,7 @@ private:
   void checkCrossFieldRules();
   void checkArgumentSizes();
   void checkPackedRules();
+  void checkCacheRules();
   bool failed(const char *field) const { return failed_.count(field) != 0; }
   SourceLoc locOf(const char *field) const {
     auto it = fields_.find(field);
@@ -856,6 +884,8 @@ void KernelSema::checkCrossFieldRules() {
   }
   if (spec_.packed)
     checkPackedRules();
+  if (spec_.cache.any() && !failed("cache"))
+    checkCacheRules();
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
                      spec_.project == ProjectKind::SelfQKVOut;
   if (selfProject && !failed("seq_k") && !failed("seq_q")) {
@@ -908,6 +938,39 @@ void KernelSema::checkPackedRules() {
     diag_.error(locOf(field.c_str()), why);
 }
 
+/// cache (docs/language.md, KV caches): the new tokens' q, k, v against the
+/// caches; what cannot combine with that.
+void KernelSema::checkCacheRules() {
+  const char *why = nullptr;
+  std::string field;
+  if (spec_.packed) {
+    field = "batch";
+    why = "'cache' and 'batch = packed' exclude each other: a cached batch has one sequence "
+          "per batch row, with its own 'cache_len'";
+  } else if (spec_.project != ProjectKind::None) {
+    field = "project";
+    why = "'cache' with 'project' is not supported yet: project outside the kernel and pass "
+          "the new tokens' q, k and v";
+  } else if (spec_.outputWeights) {
+    field = "outputs";
+    why = "'weights' would be ragged with a cache (each sequence has its own length); ask for "
+          "'out' and 'lse'";
+  } else if (spec_.hasMask(MaskKind::KeyPadding) || spec_.hasMask(MaskKind::Input)) {
+    field = "mask";
+    why = "'key_padding' and 'mask = input' are refused with a cache: 'cache_len' already "
+          "says which keys exist; write the mask as an expression";
+  } else if (given("seq_k") && spec_.cache.paged()) {
+    field = "seq_k";
+    why = "with 'cache = paged(...)' the keys are the cache's blocks; leave 'seq_k' out";
+  } else if (given("seq_k") && spec_.seqK.kind == SizeSpec::SameAsSeqQ) {
+    field = "seq_k";
+    why = "with 'cache = contiguous', 'seq_k' is the cache's capacity Lmax: an integer or "
+          "'dynamic'";
+  }
+  if (why)
+    diag_.error(locOf(field.c_str()), why);
+}
+
 /// Every argument whose dimensions are all fixed must stay addressable with
 /// int32 offsets (Halide buffers); partially dynamic ones are checked at run time.
 void KernelSema::checkArgumentSizes() {
@@ -951,6 +1014,7 @@ const FieldInfo kFields[] = {
     {"positional", "one of: none, sinusoidal, rotary(base = B, style = half | interleaved, dims = N)",
      &KernelSema::resolvePositional},
     {"layout", "one of: bhsd, bshd", &KernelSema::resolveLayout},
+    {"cache", "one of: none, contiguous, paged(block = N)", &KernelSema::resolveCache},
     {"dtype", "one of: f32, f16, bf16", &KernelSema::resolveDtype},
     {"kv_dtype", "one of: f32, f16, bf16 (default: dtype)", &KernelSema::resolveKvDtype},
     {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",

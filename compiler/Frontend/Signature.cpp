@@ -27,6 +27,12 @@ SizeTable sizesOf(const KernelSpec &spec) {
   t.Dv = spec.valueDim;
   t.M = spec.modelDim;
   t.Mkv = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
+  if (spec.cache.any()) { // k and v hold the new tokens; seq_k is the capacity
+    t.Lmax = spec.cache.paged() ? 0 : fixedOrZero(spec.seqK);
+    t.block = spec.cache.block;
+    t.Lk = 0;
+    t.keysTiedToQueries = false;
+  }
   return t;
 }
 
@@ -36,7 +42,8 @@ bool SizeTable::lookup(const std::string &name, ArgDim &dim) const {
     int64_t value;
   } table[] = {{"B", B},   {"H", H},   {"G", G},   {"Lq", Lq}, {"Lk", Lk},
                {"D", D},   {"Dk", Dk}, {"Dv", Dv}, {"M", M},   {"Mkv", Mkv},
-               {"Tq", 0},  {"Tk", 0},  {"B+1", 0}}; // packed batches
+               {"Tq", 0},  {"Tk", 0},  {"B+1", 0}, // packed batches
+               {"Lmax", Lmax}, {"block", block}, {"num_blocks", 0}, {"max_blocks", 0}}; // caches
   for (const auto &row : table) {
     if (name == row.name) {
       dim = {row.name, row.value};
@@ -89,6 +96,21 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
       add("v", kvt, dims({"Tk", "G", "Dv"}));
       add("cu_seqlens_q", ElemType::I32, dims({"B+1"}));
       add("cu_seqlens_k", ElemType::I32, dims({"B+1"}));
+      break;
+    }
+    if (spec.cache.any()) { // the Lq new tokens, then the caches they join
+      add("q", dt, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
+      add("k", kvt, bshd ? dims({"B", "Lq", "G", "Dk"}) : dims({"B", "G", "Lq", "Dk"}));
+      add("v", kvt, bshd ? dims({"B", "Lq", "G", "Dv"}) : dims({"B", "G", "Lq", "Dv"}));
+      bool paged = spec.cache.paged();
+      const char *outer = paged ? "num_blocks" : "B", *rows = paged ? "block" : "Lmax";
+      for (auto [name, width] : {std::pair{"k_cache", "Dk"}, {"v_cache", "Dv"}}) {
+        add(name, kvt, bshd ? dims({outer, rows, "G", width}) : dims({outer, "G", rows, width}));
+        args.back().isWritten = true;
+      }
+      add("cache_len", ElemType::I32, dims({"B"}));
+      if (paged)
+        add("block_table", ElemType::I32, dims({"B", "max_blocks"}));
       break;
     }
     add("q", dt, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
@@ -195,8 +217,15 @@ std::vector<std::string> dynamicSizeNames(const KernelSpec &spec) {
     names.push_back("B");
   if (!sizes.Lq)
     names.push_back("Lq");
-  if (!sizes.Lk && !sizes.keysTiedToQueries)
+  if (spec.cache.paged()) {
+    names.push_back("num_blocks");
+    names.push_back("max_blocks");
+  } else if (spec.cache.any()) {
+    if (!sizes.Lmax)
+      names.push_back("Lmax");
+  } else if (!sizes.Lk && !sizes.keysTiedToQueries) {
     names.push_back("Lk");
+  }
   return names;
 }
 

@@ -19,6 +19,7 @@ namespace attnc {
 /// The values of the size names of a kernel (0 for dynamic sizes).
 struct SizeTable {
   int64_t B = 0, H = 0, G = 0, Lq = 0, Lk = 0, D = 0, Dk = 0, Dv = 0, M = 0, Mkv = 0;
+  int64_t Lmax = 0, block = 0; // a contiguous cache's rows; a paged cache's block
   /// seq_k = seq_q or self-attention: key dimensions are named `Lq`, so
   /// checkers see that they must agree with the queries.
   bool keysTiedToQueries = false;

@@ -59,11 +59,41 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
                        const Halide::Expr &raw);
 
 struct PackedSequences;
+/// Where row t of sequence b lives in a KV cache (Cache.cpp): contiguous
+/// [B, G, Lmax, W] / [B, Lmax, G, W], or paged [num_blocks, G, block, W] /
+/// [num_blocks, block, G, W] through the block table.
+struct CacheLayout {
+  CacheLayout(const KernelDesc &spec, const Halide::Expr &rowsPerSequence,
+              const Halide::Expr &numBlocks, Halide::ImageParam blockTable);
+  bool bshd, paged;
+  int32_t block;
+  Halide::Expr rows;      // contiguous: Lmax
+  Halide::Expr numBlocks; // paged: the pool's blocks
+  Halide::ImageParam blockTable;
+  /// The pool block of row t of sequence b (clamped into the pool).
+  Halide::Expr blockOf(const Halide::Expr &t, const Halide::Expr &b) const;
+  /// cache(...) at channel d of row t, kv head g, sequence b.
+  Halide::Expr at(Halide::Func cache, const Halide::Expr &d, const Halide::Expr &t,
+                  const Halide::Expr &g, const Halide::Expr &b) const;
+  /// Defines an update of `cache` storing `value` there.
+  void write(Halide::Func cache, const Halide::Expr &d, const Halide::Expr &t,
+             const Halide::Expr &g, const Halide::Expr &b, const Halide::Expr &value) const;
+};
+
+/// cache_len (b), checked at the root before anything reads it: every
+/// sequence's rows fit its cache, and (paged) every block it uses is in the
+/// pool; otherwise the call fails naming the sequence. The check's Funcs go
+/// to `tables`.
+Halide::Func checkedCacheLengths(Halide::ImageParam cacheLen, const CacheLayout &layout,
+                                 const Halide::Expr &B, const Halide::Expr &Lq,
+                                 std::vector<Halide::Func> &tables);
+
 struct MaskInputs {
   AlgorithmFuncs &f;
   const AttentionConfig &config;
   ParamLookup param;
   const PackedSequences *packed = nullptr; // batch = packed
+  Halide::Func cacheLen; // KV caches: (b) -> cache_len[b]; undefined without
 };
 
 struct MaskParts {

@@ -167,6 +167,16 @@ private:
       argByName[arg.name] = &arg;
       if (arg.isOutput)
         continue;
+      if (arg.isWritten) { // a cache: an output of the pipeline, updated in place
+        Func cache = cacheFunc(arg.name);
+        bool bshd = spec.layout == Layout::BSHD;
+        Var t("t"), o("o");
+        if (bshd)
+          cache(f.d, f.g, t, o) = undef(halideType(arg.type));
+        else
+          cache(f.d, t, f.g, o) = undef(halideType(arg.type));
+        continue;
+      }
       ImageParam p(halideType(arg.type), (int)arg.shape.size(), arg.name);
       params.emplace(arg.name, p);
       f.inputs.push_back(p);
@@ -178,6 +188,20 @@ private:
   /// The Halide dimension of logical dimension `k` of a rank-`rank` tensor.
   static int hdim(size_t rank, size_t k) { return (int)(rank - 1 - k); }
 
+  /// The Func of cache argument `name` (k_cache or v_cache).
+  Func cacheFunc(const std::string &name) {
+    if (name != "k_cache" && name != "v_cache")
+      throw BackendError("kernel '" + config.name + "': '" + name +
+                         "' is written in place but is not a cache");
+    return name == "k_cache" ? f.kCache : f.vCache;
+  }
+
+  /// Dimension k of an input's buffer (a cache's is its output buffer's).
+  Halide::Internal::Dimension inputDim(const ArgSpec &arg, size_t k) {
+    int hd = hdim(arg.shape.size(), k);
+    return arg.isWritten ? cacheFunc(arg.name).output_buffer().dim(hd) : param(arg.name).dim(hd);
+  }
+
   /// The extent of the first input dimension named `name`, or undefined.
   Expr extentOf(const std::string &name) {
     for (const ArgSpec &arg : config.arguments) {
@@ -185,7 +209,7 @@ private:
         continue;
       for (size_t k = 0; k < arg.shape.size(); ++k)
         if (arg.shape[k].name == name)
-          return param(arg.name).dim(hdim(arg.shape.size(), k)).extent();
+          return inputDim(arg, k).extent();
     }
     return Expr();
   }
@@ -215,7 +239,11 @@ private:
     f.D = Expr((int32_t)sizes.D);
     f.Dk = Expr((int32_t)(sizes.Dk ? sizes.Dk : sizes.D));
     f.Dv = Expr((int32_t)(sizes.Dv ? sizes.Dv : sizes.D));
-    if (!spec.packed) {
+    if (spec.cache.any()) { // the keys are the cache's rows of each sequence
+      f.Lq = size("Lq", sizes.Lq);
+      f.Lk = spec.cache.paged() ? size("max_blocks", 0) * (int32_t)spec.cache.block
+                                : size("Lmax", sizes.Lk);
+    } else if (!spec.packed) {
       f.Lq = size("Lq", sizes.Lq);
       bool lkTied = spec.seqKIsSeqQ || spec.selfAttention();
       f.Lk = lkTied ? f.Lq : size("Lk", sizes.Lk);
@@ -238,6 +266,8 @@ private:
     if (packed && name == "Tq") return f.Lq;
     if (packed && name == "Tk") return f.Lk;
     if (packed && name == "B+1") return packed->count + 1;
+    if (spec.cache.any() && name == "Lmax") return f.Lk;
+    if (spec.cache.any() && name == "max_blocks") return extentOf("max_blocks");
     return Expr();
   }
 
@@ -250,6 +280,10 @@ private:
       return 1024;
     if (dim.name == "B+1")
       return 2;
+    if (dim.name == "Lmax")
+      return 4096;
+    if (dim.name == "num_blocks" || dim.name == "max_blocks")
+      return 256;
     return 16;
   }
 
@@ -261,7 +295,12 @@ private:
       int hd = hdim(rank, k);
       const ArgDim &ad = arg.shape[k];
       Halide::Internal::Dimension dim = dimOf(hd);
-      dim.set_min(0);
+      // A cache is read back inside the pipeline, where Halide takes a
+      // buffer of its own to be vector-aligned; the caller's is not. Its
+      // channel axis's min is left unknown (callers pass 0) so no load of it
+      // is assumed aligned.
+      if (!(arg.isWritten && hd == 0))
+        dim.set_min(0);
       if (ad.value > 0) {
         dim.set_extent((int32_t)ad.value);
       } else if (!ad.name.empty()) {
@@ -282,6 +321,11 @@ private:
     for (const ArgSpec &arg : config.arguments) {
       if (arg.isOutput)
         continue;
+      if (arg.isWritten) {
+        OutputImageParam buf = cacheFunc(arg.name).output_buffer();
+        constrainDims(arg, [&](int k) { return buf.dim(k); }, true);
+        continue;
+      }
       ImageParam p = param(arg.name);
       constrainDims(arg, [&](int k) { return p.dim(k); }, true);
     }
@@ -349,6 +393,8 @@ private:
     // With rotary embeddings q_in and k_in turn these rows.
     Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
     Func kIn = rotary ? exactFunc("k_unrotated") : f.kIn;
+    if (spec.cache.any())
+      return makeCacheInputs();
     switch (spec.project) {
     case ProjectKind::None: {
       ImageParam q = param("q"), k = param("k"), v = param("v");
@@ -392,6 +438,52 @@ private:
     }
   }
 
+  /// KV caches: the new rows (k turned at the queries' positions) are
+  /// written to the caches after the check, then every key and value is read
+  /// back from them; q is turned at ip = cache_len[b] + i.
+  void makeCacheInputs() {
+    bool bshd = spec.layout == Layout::BSHD;
+    bool rotary = spec.positional == PositionalKind::Rotary;
+    const ArgSpec &kCacheArg = *argByName.at("k_cache");
+    Expr numBlocks = spec.cache.paged() ? extentOf("num_blocks") : Expr(0);
+    ImageParam blockTable = spec.cache.paged() ? param("block_table") : ImageParam();
+    CacheLayout layout(spec, f.Lk, numBlocks, blockTable);
+    f.cacheLen = checkedCacheLengths(param("cache_len"), layout, f.B, f.Lq, f.sequenceTables);
+
+    ImageParam q = param("q"), k = param("k"), v = param("v");
+    Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lq); // new rows
+    Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
+    Func kNew = exactFunc("k_new"), kStored = kNew, vNew = exactFunc("v_new");
+    qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
+    kNew(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
+    vNew(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+    if (rotary) {
+      RotaryTable table = makeRotaryTable(spec.rotary);
+      f.ropeInvFreq = table.invFreq;
+      f.ropeTable = table.cosSin;
+      rotateRows(f.qIn, qIn, table, spec.rotary, f.cacheLen(f.b) + f.i);
+      kStored = exactFunc("k_new_rotated");
+      rotateRows(kStored, kNew, table, spec.rotary, f.cacheLen(f.b) + f.j);
+    }
+    // The writes: row r of sequence b at cache_len[b] + r (checked above).
+    RDom w(0, f.Lq, 0, f.B, "new_rows");
+    Expr t = clamp(f.cacheLen(w.y) + w.x, 0, f.Lk - 1);
+    Type stored = halideType(kCacheArg.type);
+    layout.write(f.kCache, f.d, t, f.g, w.y, cast(stored, kStored(f.d, w.x, f.g, w.y)));
+    layout.write(f.vCache, f.d, t, f.g, w.y,
+                 cast(halideType(argByName.at("v_cache")->type), vNew(f.d, w.x, f.g, w.y)));
+    Expr cj2 = clampRow(f.j, f.Lk);
+    f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, cj2, f.g, f.b));
+    // Rows past a sequence's keys may hold anything, NaN included: masked
+    // scores give them p = 0, and 0 * NaN would still poison P.V.
+    f.vIn(f.d, f.j, f.g, f.b) = select(f.j < f.cacheLen(f.b) + f.Lq,
+                                       widened(layout.at(f.vCache, f.d, cj2, f.g, f.b)), 0.0f);
+    for (Func cache : {f.kCache, f.vCache}) {
+      f.outputs.push_back(cache);
+      f.caches.push_back(cache);
+    }
+  }
+
   void makeScoreInputs() {
     ScoreInputs in{f, config, [this](const std::string &n) { return param(n); }};
     defineScoreInputs(in);
@@ -414,6 +506,10 @@ private:
     env.Lk = f.Lk;
     env.D = f.D;
     env.Dv = f.Dv;
+    if (f.cacheLen.defined()) { // query i of sequence b at cache_len[b] + i
+      env.ip = f.cacheLen(b) + i;
+      env.Lk = f.cacheLen(b) + f.Lq;
+    }
     if (packed) {
       PackedSequences::Frame frame = packed->frame(i, j);
       env.b = frame.b;
@@ -466,7 +562,7 @@ private:
 
   MaskParts masksFor(const ExprEnv &env) {
     MaskInputs in{f, config, [this](const std::string &n) { return param(n); },
-                  packed ? &*packed : nullptr};
+                  packed ? &*packed : nullptr, f.cacheLen};
     return buildMask(in, env);
   }
 
@@ -498,8 +594,10 @@ private:
     ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
     MaskParts mask = masksFor(env);
     // Packed: keys of the query's own sequence only (which are < Tk).
+    // A cached sequence has cache_len[b] + Lq keys.
+    Expr keys = f.cacheLen.defined() ? f.cacheLen(f.b) + f.Lq : f.Lk;
     Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
-                          : jA < f.Lk && mask.visible;
+                          : jA < keys && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
 
     Expr bs = f.blockScore(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
@@ -526,6 +624,10 @@ private:
         p * f.vIn(f.d, f.kb * f.blockK + f.rj, kvHeadOf(f.h), f.b);
 
     keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
+    if (f.cacheLen.defined()) {
+      Expr exists = f.kb * f.blockK < keys;
+      keyBlockPredicate = keyBlockPredicate.defined() ? keyBlockPredicate && exists : exists;
+    }
   }
 
   Expr keyBlockPredicate;

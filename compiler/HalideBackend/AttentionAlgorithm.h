@@ -32,7 +32,8 @@ struct AlgorithmFuncs {
 
   /// Every input, in contract order (config.arguments without the outputs).
   std::vector<Halide::ImageParam> inputs;
-  /// The output Funcs, in contract order (out, then weights, then lse).
+  /// The output Funcs in the entry point's order: the caches it writes in
+  /// place (k_cache, v_cache), then out, weights and lse.
   std::vector<Halide::Func> outputs;
 
   // Tiling of the algorithm: query tile rows and keys per block.
@@ -77,6 +78,14 @@ struct AlgorithmFuncs {
   /// batch = packed: cu_seqlens checked and the token -> sequence tables,
   /// computed once per call before anything else.
   std::vector<Halide::Func> sequenceTables;
+  /// KV caches (undefined without): k_cache and v_cache are outputs the
+  /// kernel updates in place (an undefined pure definition keeps what the
+  /// caller's buffer holds; an update writes the new rows), read back by
+  /// k_in / v_in; cache_len (b) once checked, so nothing is written when a
+  /// sequence would overflow its cache.
+  Halide::Func kCache = exactFunc("k_cache"), vCache = exactFunc("v_cache");
+  Halide::Func cacheLen;
+  std::vector<Halide::Func> caches; // the cache outputs, for the schedule
   /// Projection weights [N, M] transposed to (n, m) for the matrix products.
   std::vector<Halide::Func> weightTransposes;
 

@@ -83,6 +83,11 @@ struct KernelDesc {
   ProjBias projBias; // which projections have a bias
   PositionalKind positional = PositionalKind::None;
   RotarySpec rotary; // PositionalKind::Rotary: q and k turned before the score
+  /// A KV cache: k and v hold the Lq new tokens, appended in place to
+  /// k_cache / v_cache before the attention; query i of sequence b sits at
+  /// cache_len[b] + i and sees that many keys plus the new ones. seqK is
+  /// then the contiguous cache's capacity Lmax (0: dynamic).
+  CacheSpec cache;
 
   Layout layout = Layout::BHSD;
   /// Storage types (the contract's element types of out and k): 16-bit
@@ -114,8 +119,15 @@ struct KernelDesc {
       names.push_back("B");
     if (!seqQ)
       names.push_back("Lq");
-    if (!seqK && !seqKIsSeqQ)
+    if (cache.paged()) {
+      names.push_back("num_blocks");
+      names.push_back("max_blocks");
+    } else if (cache.any()) {
+      if (!seqK)
+        names.push_back("Lmax");
+    } else if (!seqK && !seqKIsSeqQ) {
       names.push_back("Lk");
+    }
     return names;
   }
 };
@@ -124,6 +136,21 @@ struct AttentionConfig {
   std::string name;      // entry point name
   KernelDesc kernel;     // what to compute
   std::vector<ArgSpec> arguments; // the contract: inputs, then outputs
+
+  /// The contract indices of the entry point NAME's buffers in its order:
+  /// the inputs it only reads, then the caches it writes in place, then the
+  /// outputs (Halide puts its outputs, the caches among them, last).
+  std::vector<size_t> entryOrder() const {
+    std::vector<size_t> order;
+    for (int pass = 0; pass < 3; ++pass)
+      for (size_t n = 0; n < arguments.size(); ++n) {
+        const ArgSpec &arg = arguments[n];
+        int group = arg.isOutput ? 2 : arg.isWritten ? 1 : 0;
+        if (group == pass)
+          order.push_back(n);
+      }
+    return order;
+  }
 
   // Results of the dialect passes.
   double scale = 1.0;         // multiply the score by this

@@ -118,7 +118,8 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
           " * bf16 is bfloat16 (the upper 16 bits of an IEEE f32). The kernel computes\n"
           " * in f32 and rounds each 16-bit result once, to nearest even.\n";
   for (const ArgSpec &arg : config.arguments)
-    os << " *   " << (arg.isOutput ? "out " : "in  ") << arg.name << " : " << formatShape(arg)
+    os << " *   " << (arg.isOutput ? "out " : arg.isWritten ? "io  " : "in  ") << arg.name
+       << " : " << formatShape(arg)
        << "  (" << layoutText(arg, spec) << ")\n";
   os << " *\n * Example:\n *   int err = " << name << "_run(";
   bool first = true;
@@ -138,8 +139,8 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
 
   os << "int " << name << "(";
   first = true;
-  for (const ArgSpec &arg : config.arguments) {
-    os << (first ? "" : ", ") << "struct halide_buffer_t *" << arg.name;
+  for (size_t k : config.entryOrder()) { // Halide's order: the caches after the inputs
+    os << (first ? "" : ", ") << "struct halide_buffer_t *" << config.arguments[k].name;
     first = false;
   }
   os << ");\n";
@@ -148,7 +149,7 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   os << "int " << name << "_run(";
   first = true;
   for (const ArgSpec &arg : config.arguments) {
-    os << (first ? "" : ", ") << (arg.isOutput ? "" : "const ") << cType(arg.type) << " *"
+    os << (first ? "" : ", ") << (arg.isOutput || arg.isWritten ? "" : "const ") << cType(arg.type) << " *"
        << arg.name;
     first = false;
   }

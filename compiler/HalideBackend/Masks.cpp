@@ -44,7 +44,9 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   AlgorithmFuncs &f = in.f;
   const AttentionConfig &config = in.config;
   BlockRange r;
-  Expr off = f.Lk - f.Lq;
+  // Query i sits at ip = i + off: bottom-right aligned, or after its
+  // sequence's cached rows.
+  Expr off = in.cacheLen.defined() ? in.cacheLen(f.b) : f.Lk - f.Lq;
   r.b = f.b;
   r.jMin = f.kb * f.blockK;
   r.jMax = r.jMin + (f.blockK - 1);

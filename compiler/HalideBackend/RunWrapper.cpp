@@ -166,10 +166,22 @@ public:
       b.CreateRet(b.getInt32(kRunBadOffsets));
       b.SetInsertPoint(resume);
     }
+    if (config.kernel.cache.any()) {
+      // Checked here too (as the kernel does), so a C caller gets an error
+      // code rather than Halide's default error handler, which aborts.
+      auto *overflow = llvm::BasicBlock::Create(ctx, "cache_overflow", run);
+      checkCaches(run, args, overflow);
+      llvm::BasicBlock *resume = b.GetInsertBlock();
+      b.SetInsertPoint(overflow);
+      b.CreateRet(b.getInt32(kRunCacheOverflow));
+      b.SetInsertPoint(resume);
+    }
     std::vector<llvm::Value *> callArgs;
-    for (size_t k = 0; k < config.arguments.size(); ++k) {
+    std::vector<size_t> order = config.entryOrder(); // NAME's order
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      size_t k = order[pos];
       llvm::Value *buf = fillBuffer(run, config.arguments[k], args[k], shapes[k]);
-      callArgs.push_back(b.CreateBitCast(buf, kernel->getArg(k)->getType()));
+      callArgs.push_back(b.CreateBitCast(buf, kernel->getArg((unsigned)pos)->getType()));
     }
     b.CreateRet(b.CreateCall(kernel->getFunctionType(), kernel, callArgs));
   }
@@ -215,6 +227,72 @@ private:
     llvm::Value *last = b.CreateSExt(b.CreateLoad(i32, b.CreateGEP(i32, cu, B)), i64);
     b.CreateCondBr(b.CreateICmpEQ(last, total), ok, bad);
     b.SetInsertPoint(ok);
+  }
+
+  /// For every sequence b: 0 <= cache_len[b] and cache_len[b] + Lq fits
+  /// its capacity; paged, every block_table entry of the rows it uses names
+  /// a block of the pool. Branches to `bad` otherwise.
+  void checkCaches(llvm::Function *fn, const std::vector<llvm::Argument *> &args,
+                   llvm::BasicBlock *bad) {
+    const CacheSpec &cache = config.kernel.cache;
+    llvm::Value *lens = argumentNamed(args, "cache_len");
+    llvm::Value *B = sizeNamed("B"), *Lq = sizeNamed("Lq");
+    llvm::Value *block = b.getInt64(cache.block);
+    llvm::Value *maxBlocks = cache.paged() ? sizeNamed("max_blocks") : nullptr;
+    llvm::Value *capacity = cache.paged() ? b.CreateMul(maxBlocks, block) : sizeNamed("Lmax");
+    auto *loop = llvm::BasicBlock::Create(ctx, "cache_loop", fn);
+    auto *body = llvm::BasicBlock::Create(ctx, "cache_sequence", fn);
+    auto *done = llvm::BasicBlock::Create(ctx, "cache_ok", fn);
+    llvm::BasicBlock *start = b.GetInsertBlock();
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *seq = b.CreatePHI(i64, 2, "b");
+    seq->addIncoming(b.getInt64(0), start);
+    b.CreateCondBr(b.CreateICmpSLT(seq, B), body, done);
+    b.SetInsertPoint(body);
+    llvm::Value *len = b.CreateSExt(b.CreateLoad(i32, b.CreateGEP(i32, lens, seq)), i64);
+    llvm::Value *rows = b.CreateAdd(len, Lq);
+    llvm::Value *fits = b.CreateAnd(b.CreateICmpSGE(len, b.getInt64(0)),
+                                    b.CreateICmpSLE(rows, capacity));
+    llvm::Value *next = b.CreateAdd(seq, b.getInt64(1));
+    if (!cache.paged()) {
+      seq->addIncoming(next, body);
+      b.CreateCondBr(fits, loop, bad);
+      b.SetInsertPoint(done);
+      return;
+    }
+    // The blocks of rows [0, cache_len + Lq): entries 0 .. ceil(rows / block) - 1.
+    auto *blocks = llvm::BasicBlock::Create(ctx, "cache_blocks", fn);
+    auto *entry = llvm::BasicBlock::Create(ctx, "cache_block", fn);
+    llvm::Value *used = b.CreateSDiv(b.CreateAdd(rows, b.CreateSub(block, b.getInt64(1))), block);
+    b.CreateCondBr(fits, blocks, bad);
+    b.SetInsertPoint(blocks);
+    llvm::PHINode *slot = b.CreatePHI(i64, 2, "slot");
+    slot->addIncoming(b.getInt64(0), body);
+    llvm::Value *more = b.CreateICmpSLT(slot, used);
+    seq->addIncoming(next, blocks);
+    b.CreateCondBr(more, entry, loop);
+    b.SetInsertPoint(entry);
+    llvm::Value *table = argumentNamed(args, "block_table");
+    llvm::Value *at = b.CreateAdd(b.CreateMul(seq, maxBlocks), slot);
+    llvm::Value *id = b.CreateSExt(b.CreateLoad(i32, b.CreateGEP(i32, table, at)), i64);
+    llvm::Value *inPool = b.CreateAnd(b.CreateICmpSGE(id, b.getInt64(0)),
+                                      b.CreateICmpSLT(id, sizeNamed("num_blocks")));
+    slot->addIncoming(b.CreateAdd(slot, b.getInt64(1)), entry);
+    b.CreateCondBr(inPool, blocks, bad);
+    b.SetInsertPoint(done);
+  }
+
+  /// A size of the kernel: fixed, or a dynamic size argument of NAME_run.
+  llvm::Value *sizeNamed(const std::string &name) {
+    auto it = sizes.find(name);
+    if (it != sizes.end())
+      return it->second;
+    KernelSizes t = config.kernel.sizes();
+    int64_t fixed = name == "B" ? t.B : name == "Lq" ? t.Lq : name == "Lmax" ? t.Lk : 0;
+    if (fixed > 0)
+      return b.getInt64(fixed);
+    throw BackendError("kernel '" + config.name + "': NAME_run has no size '" + name + "'");
   }
 
   llvm::Value *inRange(llvm::Value *v) {

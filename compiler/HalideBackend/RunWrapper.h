@@ -23,7 +23,9 @@ namespace attnc::halide_backend {
 enum RunError : int {
   kRunBadSize = -1,    // a dynamic size < 1, or a size / stride above INT32_MAX
   kRunNullPointer = -2, // a tensor pointer is NULL
-  kRunBadOffsets = -3   // packed: cu_seqlens do not start at 0, decrease, or miss Tq / Tk
+  kRunBadOffsets = -3,  // packed: cu_seqlens do not start at 0, decrease, or miss Tq / Tk
+  kRunCacheOverflow = -4 // a sequence's new rows do not fit its cache, or its block table
+                         // names a block outside the pool; nothing was written
 };
 
 /// Adds the wrappers and globals for `configs` (all compiled into `module`).

@@ -111,6 +111,13 @@ void scheduleSequenceTables(AlgorithmFuncs &f) {
     t.compute_root();
 }
 
+/// KV caches: the new rows' stores, vectorized over the row's channels (the
+/// pure definitions are undefined: the rest of each cache is not touched).
+void scheduleCacheWrites(AlgorithmFuncs &f, int vec) {
+  for (Func cache : f.caches)
+    cache.update(0).vectorize(cache.args()[0], vec, TailStrategy::GuardWithIf);
+}
+
 /// Projection weights transposed once per call, in vec x vec tiles: vectors
 /// of output columns (strided loads of the weight), the tile's rows
 /// unrolled, tiles of rows in parallel.
@@ -130,6 +137,7 @@ void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
 /// over the outermost.
 void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
   scheduleSequenceTables(f);
+  scheduleCacheWrites(f, vec);
   scheduleWeightTransposes(f, vec);
   bool outProjected = false;
   for (Func p : f.precomputed) {
@@ -194,6 +202,17 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
     return;
   const RotarySpec &rotary = config.kernel.rotary;
   f.ropeInvFreq.compute_root();
+  if (config.kernel.cache.any()) {
+    // Only the Lq new rows turn (the cache holds its keys turned): their
+    // angles inline, no table over every cache position.
+    if (qLevel) {
+      f.qIn.compute_at(f.qNormSq.defined() ? LoopLevel::root() : *qLevel);
+      vectorizeTurnedRows(f.qIn, f.d, rotary, vec);
+    }
+    f.scheduleNotes.push_back("rope_cos_sin: inline for the new rows (q per query tile, new "
+                              "keys as they are stored)");
+    return;
+  }
   std::vector<Var> t = f.ropeTable.args(); // (c, p)
   Var po("po"), pi("pi");
   f.ropeTable.compute_root()
@@ -288,7 +307,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
   // dominated by thread wake-ups and passes over root buffers otherwise).
   // (Packed batches' out is tokens (d, h, i): the same tiles of rows, no b.)
   const bool packedOut = config.kernel.packed && f.out.dimensions() == 3;
-  p.stateInOutTile = f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1 &&
+  p.stateInOutTile = f.splits == 1 && f.groupP == 1 &&
+                     f.outputs.size() - f.caches.size() == 1 &&
                      (f.out.dimensions() == 4 || packedOut);
   if (p.stateInOutTile) {
     Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
@@ -480,9 +500,11 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
 void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
   const int vec = p.vec;
   std::vector<std::string> &notes = f.scheduleNotes;
-  for (Func out : f.outputs)
-    if (!(p.stateInOutTile && out.name() == f.out.name()))
+  for (Func out : f.outputs) {
+    bool cache = out.name() == f.kCache.name() || out.name() == f.vCache.name();
+    if (!cache && !(p.stateInOutTile && out.name() == f.out.name()))
       scheduleOutput(out, vec);
+  }
   if (!p.stateInOutTile)
     notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");
 }
@@ -506,6 +528,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
 
 void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
   scheduleSequenceTables(f);
+  scheduleCacheWrites(f, target.natural_vector_size<float>());
   for (Func p : f.precomputed)
     p.compute_root();
   scheduleScoreRows(f, target.natural_vector_size<float>(), f.scheduleNotes);

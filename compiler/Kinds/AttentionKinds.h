@@ -120,6 +120,22 @@ struct RotarySpec {
   }
 };
 
+/// cache = contiguous | paged(block = N) (docs/language.md, KV caches): the
+/// kernel appends the Lq new tokens' keys and values to per-sequence caches
+/// in place, then attends each new query over its sequence's cache.
+enum class CacheKind { None, Contiguous, Paged };
+struct CacheSpec {
+  CacheKind kind = CacheKind::None;
+  int64_t block = 0; // Paged: tokens per block
+  bool any() const { return kind != CacheKind::None; }
+  bool paged() const { return kind == CacheKind::Paged; }
+  std::string text() const {
+    return kind == CacheKind::None         ? "none"
+           : kind == CacheKind::Contiguous ? "contiguous"
+                                           : "paged(block = " + std::to_string(block) + ")";
+  }
+};
+
 inline const char *toString(Layout layout) {
   return layout == Layout::BHSD ? "bhsd" : "bshd";
 }

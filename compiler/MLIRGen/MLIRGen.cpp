@@ -89,6 +89,7 @@ private:
     for (const ArgDim &d : arg.shape)
       shape.push_back(dimOrDynamic(d));
     bool attentionTensor = arg.name == "q" || arg.name == "k" || arg.name == "v" ||
+                           arg.name == "k_cache" || arg.name == "v_cache" ||
                            (arg.name == "out" && shape.size() == 4);
     if (layout == Layout::BSHD && attentionTensor && shape.size() == 4)
       std::swap(shape[1], shape[2]);
@@ -143,7 +144,10 @@ private:
     for (const MaskKindInfo &mask : kMaskKinds)
       if (mask.hasInput && arg.name == mask.input.name)
         return "mask";
-    for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv", "cu_seqlens_q", "cu_seqlens_k"})
+    if (arg.isWritten)
+      return "cache"; // k_cache, v_cache: read and written in place
+    for (const char *data : {"q", "k", "v", "x", "x_q", "x_kv", "cu_seqlens_q", "cu_seqlens_k",
+                             "cache_len", "block_table"})
       if (arg.name == data)
         return "data";
     return "weight";
@@ -197,7 +201,10 @@ private:
     Kernel kernel = buildFunction(spec);
     auto [q, k, v] = attentionInputs(kernel);
     q = rotated(kernel, q, mlir::attn::RotaryRows::queries);
-    k = rotated(kernel, k, mlir::attn::RotaryRows::keys);
+    k = rotated(kernel, k,
+                spec.cache.any() ? mlir::attn::RotaryRows::queries : mlir::attn::RotaryRows::keys);
+    if (spec.cache.any()) // the new keys sit at the queries' positions
+      std::tie(k, v) = appendToCaches(kernel, k, v);
     Value s = scoreChain(kernel, q, k);
     buildOutputs(kernel, s, v);
     return true;
@@ -228,7 +235,9 @@ private:
       if (args[i].isOutput)
         continue;
       Value arg = entry->getArgument(n++);
-      if (isHalfFloat(args[i].type))
+      // (A cache keeps its storage type: attn.cache reads and writes it.)
+      bool cache = args[i].isWritten;
+      if (isHalfFloat(args[i].type) && !cache)
         arg = builder.create<arith::ExtFOp>(kernel.l, computeType(args[i], spec.layout), arg);
       kernel.values[args[i].name] = arg;
     }
@@ -272,6 +281,26 @@ private:
     k = projectHeads(l, spec, xkv, values["w_k"], bias("b_k"), spec.kvHeads, keyDim);
     v = projectHeads(l, spec, xkv, values["w_v"], bias("b_v"), spec.kvHeads, valueDim);
     return {q, k, v};
+  }
+
+  /// The new tokens' k and v appended to the caches (in place); the results
+  /// are every sequence's keys and values.
+  std::pair<Value, Value> appendToCaches(Kernel &kernel, Value k, Value v) {
+    const CacheSpec &cache = kernel.spec.cache;
+    auto &values = kernel.values;
+    Value blockTable = cache.paged() ? values["block_table"] : Value();
+    IntegerAttr block = cache.paged() ? builder.getI64IntegerAttr(cache.block) : IntegerAttr();
+    auto kind = cache.paged() ? mlir::attn::CacheKind::paged : mlir::attn::CacheKind::contiguous;
+    auto append = [&](Value rows, const char *name) -> Value {
+      auto t = rows.getType().cast<RankedTensorType>();
+      auto type = RankedTensorType::get(
+          {t.getDimSize(0), t.getDimSize(1), ShapedType::kDynamicSize, t.getDimSize(3)},
+          builder.getF32Type());
+      return builder.create<mlir::attn::CacheOp>(
+          kernel.l, type, values.at(name), rows, values["cache_len"], blockTable,
+          builder.getStringAttr(mlir::attn::stringifyCacheKind(kind)), block);
+    };
+    return {append(k, "k_cache"), append(v, "v_cache")};
   }
 
   /// Packed tokens [T, heads, W] viewed as sequences [B, heads, L, W].

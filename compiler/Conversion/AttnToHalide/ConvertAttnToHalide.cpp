@@ -65,6 +65,9 @@ static LogicalResult checkStorageTypes(FuncOp func) {
     if (!isHalf(arg.getType()))
       continue;
     for (Operation *user : arg.getUsers()) {
+      if (auto cache = dyn_cast<attn::CacheOp>(user))
+        if (cache.getCache() == arg)
+          continue; // a cache is read and written in its storage type
       auto widen = dyn_cast<arith::ExtFOp>(user);
       if (!widen || !widen.getType().cast<ShapedType>().getElementType().isF32())
         return user->emitOpError("reads the 16-bit argument #")
@@ -140,9 +143,39 @@ public:
     return success();
   }
 
+  /// KV caches: k and v are attn.cache appends of the new rows to the
+  /// kernel arguments k_cache and v_cache, by cache_len (and block_table),
+  /// both of one kind; or neither. `k` and `v` become the new rows.
+  LogicalResult readCache(attn::AttentionOp op, Value &k, Value &v,
+                          halide_backend::KernelDesc &spec) {
+    auto ck = k.getDefiningOp<attn::CacheOp>(), cv = v.getDefiningOp<attn::CacheOp>();
+    spec.cache = {};
+    if (!ck && !cv)
+      return success();
+    if (!ck || !cv)
+      return op.emitOpError("k and v must both be attn.cache appends, or neither");
+    if (argName(ck.getCache()) != "k_cache" || argName(cv.getCache()) != "v_cache")
+      return op.emitOpError("k must be appended to the kernel argument 'k_cache' and v to "
+                            "'v_cache'");
+    for (attn::CacheOp c : {ck, cv})
+      if (argName(c.getCacheLen()) != "cache_len" ||
+          (c.getBlockTable() && argName(c.getBlockTable()) != "block_table"))
+        return c.emitOpError("must read the kernel arguments 'cache_len' and 'block_table'");
+    if (ck.getKind() != cv.getKind() || ck.getBlock() != cv.getBlock())
+      return op.emitOpError("k and v caches must be of one kind and block size");
+    bool paged = ck.getKind() == "paged";
+    spec.cache = {paged ? CacheKind::Paged : CacheKind::Contiguous,
+                  paged ? (int64_t)*ck.getBlock() : 0};
+    auto cacheType = ck.getCache().getType().cast<RankedTensorType>();
+    spec.seqK = paged || cacheType.isDynamicDim(2) ? 0 : cacheType.getDimSize(2); // Lmax
+    k = ck.getRows();
+    v = cv.getRows();
+    return success();
+  }
+
   /// Rotary embeddings: attn.rotary on both q (rows = queries) and k (rows =
-  /// keys) with one base, style and dims, or on neither. `q` and `k` become
-  /// the values they turn.
+  /// keys, or queries when k holds a cache's new rows) with one base, style
+  /// and dims, or on neither. `q` and `k` become the values they turn.
   LogicalResult readRotary(attn::AttentionOp op, Value &q, Value &k, bool &rotary,
                            halide_backend::KernelDesc &spec) {
     auto rq = q.getDefiningOp<attn::RotaryOp>(), rk = k.getDefiningOp<attn::RotaryOp>();
@@ -151,8 +184,13 @@ public:
       return success();
     if (!rq || !rk)
       return op.emitOpError("rotary embeddings must turn both q and k");
-    if (rq.getRows() != "queries" || rk.getRows() != "keys")
-      return op.emitOpError("q must be turned at the queries' positions and k at the keys'");
+    const char *keyRows = spec.cache.any() ? "queries" : "keys";
+    if (rq.getRows() != "queries" || rk.getRows() != keyRows)
+      return op.emitOpError(spec.cache.any()
+                                ? "q and the new keys of a cache must be turned at the "
+                                  "queries' positions"
+                                : "q must be turned at the queries' positions and k at the "
+                                  "keys'");
     if (rq.getBase() != rk.getBase() || rq.getStyle() != rk.getStyle() ||
         rq.getDims() != rk.getDims())
       return op.emitOpError("q and k must be turned with the same base, style and dims");
@@ -205,7 +243,8 @@ public:
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     bool rotary = false;
     spec.projBias = {};
-    if (failed(readRotary(op, q, k, rotary, spec)) || failed(readPacked(op, q, k, v, spec)) ||
+    if (failed(readCache(op, k, v, spec)) || failed(readRotary(op, q, k, rotary, spec)) ||
+        failed(readPacked(op, q, k, v, spec)) ||
         failed(readInput(q, "w_q", "b_q", spec.projBias.q, xq, spec)) ||
         failed(readInput(k, "w_k", "b_k", spec.projBias.k, xk, spec)) ||
         failed(readInput(v, "w_v", "b_v", spec.projBias.v, xv, spec)))

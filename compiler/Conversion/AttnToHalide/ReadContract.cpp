@@ -60,7 +60,7 @@ LogicalResult readContract(FuncOp func, KernelContract &contract) {
     return func.emitError("kernel '")
            << func.getName() << "': 'attn.arguments' has " << entries.size()
            << " entries for " << inputs << " arguments and " << outputs << " results";
-  const char *roles[] = {"data", "weight", "mask", "declared", "output"};
+  const char *roles[] = {"data", "weight", "mask", "declared", "cache", "output"};
   for (auto it : llvm::enumerate(entries)) {
     unsigned n = it.index();
     bool isOutput = n >= inputs;
@@ -84,7 +84,7 @@ LogicalResult readContract(FuncOp func, KernelContract &contract) {
     if (!elem)
       return error() << "('" << name.getValue() << "') has type " << type
                      << "; expected a ranked tensor of f32, f16, bf16, i32 or ui8";
-    ArgSpec arg{name.getValue().str(), *elem, isOutput, {}};
+    ArgSpec arg{name.getValue().str(), *elem, isOutput, {}, role.getValue() == "cache"};
     for (Attribute d : shape) {
       auto text = d.dyn_cast<StringAttr>();
       ArgDim dim;

@@ -71,6 +71,11 @@ def Attn_RotaryRowsAttr : StrEnumAttr<"RotaryRows", "whose positions rotary embe
   let cppNamespace = "::mlir::attn";
 }
 
+def Attn_CacheKindAttr : StrEnumAttr<"CacheKind", "how a KV cache stores its rows", [
+    StrEnumAttrCase<"contiguous">, StrEnumAttrCase<"paged">]> {
+  let cppNamespace = "::mlir::attn";
+}
+
 def Attn_LayoutAttr : StrEnumAttr<"Layout", "memory order of q, k, v, out", [
     StrEnumAttrCase<"bhsd">, StrEnumAttrCase<"bshd">]> {
   let cppNamespace = "::mlir::attn";

@@ -385,6 +385,39 @@ static LogicalResult verify(PackOp op) {
   return verifyBatchOf(op, op.getCuSeqlens(), dim(x, 0));
 }
 
+//===- KV caches -------------------------------------------------------------===//
+
+static LogicalResult verify(CacheOp op) {
+  auto cache = op.getCache().getType().cast<RankedTensorType>();
+  Type e = cache.getElementType();
+  if (cache.getRank() != 4 || !(e.isF32() || e.isF16() || e.isBF16()))
+    return op.emitOpError("cache must be a rank-4 tensor of f32, f16 or bf16, got ") << cache;
+  Value c = op.getCache(), n = op.getRows(), r = op.getResult();
+  if (!compatible(dim(c, 1), dim(n, 1)) || !compatible(dim(c, 3), dim(n, 3)) ||
+      !compatible(dim(r, 1), dim(n, 1)) || !compatible(dim(r, 3), dim(n, 3)) ||
+      !compatible(dim(r, 0), dim(n, 0)))
+    return op.emitOpError("cache, new rows and result must agree in kv heads and width");
+  if (!compatible(dim(op.getCacheLen(), 0), dim(n, 0)))
+    return op.emitOpError("cache_len must hold one length per sequence of the new rows");
+  bool paged = op.getKind() == "paged";
+  if (paged != (bool)op.getBlockTable() || paged != op.getBlock().hasValue())
+    return op.emitOpError(paged ? "paged caches need a block_table operand and a block size"
+                                : "contiguous caches take no block_table or block size");
+  if (paged) {
+    int64_t block = (int64_t)*op.getBlock();
+    if (block < 1)
+      return op.emitOpError("block must be at least 1, got ") << block;
+    if (!compatible(dim(c, 2), block))
+      return op.emitOpError("cache blocks hold ") << dim(c, 2) << " rows, not the block size "
+                                                   << block;
+    if (!compatible(dim(op.getBlockTable(), 0), dim(n, 0)))
+      return op.emitOpError("block_table must hold one row per sequence of the new rows");
+  } else if (!compatible(dim(c, 0), dim(n, 0))) {
+    return op.emitOpError("a contiguous cache holds one row of blocks per sequence");
+  }
+  return success();
+}
+
 //===- Rotary position embeddings ------------------------------------------===//
 
 static LogicalResult verify(RotaryOp op) {

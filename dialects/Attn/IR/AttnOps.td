@@ -297,6 +297,37 @@ def Attn_PackOp : Attn_Op<"pack", [NoSideEffect]> {
 }
 
 //===----------------------------------------------------------------------===//
+// KV caches (docs/language.md, KV caches)
+//===----------------------------------------------------------------------===//
+
+def Attn_CacheOp : Attn_Op<"cache", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "appends the new tokens' keys (or values) to a KV cache, in place";
+  let description = [{
+    `cache` is a kernel argument the kernel updates in place (role "cache"):
+    `[B, G, Lmax, W]` for `kind = "contiguous"`, or blocks
+    `[num_blocks, G, block, W]` for `kind = "paged"`, where row t of
+    sequence b is row `t % block` of block `block_table[b, t / block]`
+    (vLLM's paged attention). Rows `cache_len[b] .. cache_len[b] + Lq - 1` of
+    sequence b receive `rows : [B, G, Lq, W]` (rounded to the
+    cache's element type); then the result is every sequence's keys: sequence
+    b has `cache_len[b] + Lq` of them (rows past that do not exist), and the
+    attention it feeds puts its query i at `ip = cache_len[b] + i`. A
+    sequence whose rows would not fit, or whose block table names a block
+    outside the pool, makes the kernel fail before anything is written.
+  }];
+  let arguments = (ins AnyRankedTensor:$cache, Attn_Tensor4D:$rows,
+                       TensorRankOf<[I32], [1]>:$cache_len,
+                       Optional<TensorRankOf<[I32], [2]>>:$block_table,
+                       Attn_CacheKindAttr:$kind, OptionalAttr<I64Attr>:$block);
+  let results = (outs Attn_Tensor4D:$result);
+  let assemblyFormat = [{
+    $cache `,` $rows `,` $cache_len (`,` $block_table^)? attr-dict `:` type($cache) `,`
+    type($rows) `,` type($cache_len) (`,` type($block_table)^)? `->` type($result)
+  }];
+  let verifier = [{ return ::verify(*this); }];
+}
+
+//===----------------------------------------------------------------------===//
 // Rotary position embeddings (docs/language.md, rotary embeddings)
 //===----------------------------------------------------------------------===//
 

@@ -24,7 +24,7 @@ struct VerifyLoweringPass : public AttnVerifyLoweringBase<VerifyLoweringPass> {
         return WalkResult::skip(); // its expression regions belong to it
       }
       if (isa<PositionsOp, ProjectOp, SplitHeadsOp, MergeHeadsOp, RotaryOp,
-              SequencesOp, PackOp>(op))
+              SequencesOp, PackOp, CacheOp>(op))
         return WalkResult::advance();
       if (op->getDialect() && op->getDialect()->getNamespace() == "attn") {
         op->emitError("op was not fused into attn.attention; the Halide lowering "

@@ -1,0 +1,94 @@
+//===- Cache.cpp - KV caches in Halide ------------------------------------===//
+//
+// docs/language.md, KV caches. k_cache and v_cache are outputs of the
+// pipeline that the caller passes with the cache's current contents: their
+// pure definitions are undefined (the buffer keeps what it holds) and one
+// update writes the new tokens' rows at cache_len[b] .. cache_len[b] + Lq - 1,
+// through the block table when paged. The attention then reads every row
+// back from those Funcs. cache_len and the block table are checked first, at
+// the root, and the writes depend on that check: a sequence that would not
+// fit, or a block outside the pool, fails the call before any row is written.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/AlgorithmParts.h"
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+using Halide::Expr;
+
+CacheLayout::CacheLayout(const KernelDesc &spec, const Expr &rowsPerSequence,
+                         const Expr &numBlocks, ImageParam blockTable)
+    : bshd(spec.layout == Layout::BSHD), paged(spec.cache.paged()),
+      block((int32_t)spec.cache.block), rows(rowsPerSequence), numBlocks(numBlocks),
+      blockTable(blockTable) {}
+
+Expr CacheLayout::blockOf(const Expr &t, const Expr &b) const {
+  Expr maxBlocks = blockTable.dim(0).extent();
+  return clamp(blockTable(clamp(t / block, 0, maxBlocks - 1), b), 0, numBlocks - 1);
+}
+
+Expr CacheLayout::at(Func cache, const Expr &d, const Expr &t, const Expr &g,
+                     const Expr &b) const {
+  if (!paged)
+    return bshd ? cache(d, g, t, b) : cache(d, t, g, b);
+  Expr row = t % block, blk = blockOf(t, b);
+  return bshd ? cache(d, g, row, blk) : cache(d, row, g, blk);
+}
+
+void CacheLayout::write(Func cache, const Expr &d, const Expr &t, const Expr &g,
+                        const Expr &b, const Expr &value) const {
+  if (!paged) {
+    if (bshd)
+      cache(d, g, t, b) = value;
+    else
+      cache(d, t, g, b) = value;
+    return;
+  }
+  Expr row = t % block, blk = blockOf(t, b);
+  if (bshd)
+    cache(d, g, row, blk) = value;
+  else
+    cache(d, row, g, blk) = value;
+}
+
+Func checkedCacheLengths(ImageParam cacheLen, const CacheLayout &layout, const Expr &B,
+                         const Expr &Lq, std::vector<Func> &tables) {
+  // The first sequence that overflows its capacity (B when none does).
+  Var b("b");
+  Expr capacity = layout.paged ? layout.blockTable.dim(0).extent() * layout.block : layout.rows;
+  RDom rb(0, B, "cache_seq");
+  Expr len = cacheLen(rb);
+  Func overflow("cache_overflow");
+  overflow() = B;
+  overflow() = select(overflow() == B && (len < 0 || len > capacity - Lq), rb, overflow());
+  Expr bad = clamp(overflow(), 0, B - 1);
+  Expr check = require(overflow() == B, 0, "KV cache: sequence", bad, "has cache_len",
+                       cacheLen(bad), "and", Lq, "new tokens, more than its cache's", capacity,
+                       "rows; nothing was written");
+  tables.push_back(overflow);
+  if (layout.paged) {
+    // The first sequence whose used blocks (those of rows below cache_len +
+    // Lq) include one outside the pool; entries past them are never read.
+    Expr maxBlocks = layout.blockTable.dim(0).extent();
+    RDom rk(0, maxBlocks, 0, B, "cache_blocks");
+    Expr used = rk.x * layout.block < cacheLen(rk.y) + Lq;
+    Expr entry = layout.blockTable(rk.x, rk.y);
+    Func badBlock("cache_bad_block");
+    badBlock() = Tuple(B, 0);
+    Expr first = badBlock()[0] == B && used && (entry < 0 || entry >= layout.numBlocks);
+    badBlock() = Tuple(select(first, rk.y, badBlock()[0]), select(first, rk.x, badBlock()[1]));
+    Expr seq = clamp(badBlock()[0], 0, B - 1), slot = clamp(badBlock()[1], 0, maxBlocks - 1);
+    check = require(badBlock()[0] == B, check, "KV cache: sequence", seq, "has block_table[",
+                    seq, ",", slot, "] =", layout.blockTable(slot, seq),
+                    "outside the pool of", layout.numBlocks, "blocks; nothing was written");
+    tables.push_back(badBlock);
+  }
+  Func checked("cache_len_checked");
+  checked(b) = cacheLen(b) + check; // check is 0 once it passes
+  tables.push_back(checked);
+  return checked;
+}
+
+} // namespace attnc::halide_backend
