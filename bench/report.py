@@ -176,11 +176,14 @@ def baseline_table(results):
                 if t:
                     rate = "%.1f" % (c["flops"] / t / 1e9)
                     if c["memory_bound"]:
-                        rate += " (%.1f GB/s)" % (c["kv_bytes"] / t / 1e9)
+                        rate += " (%.1f GB/s)" % (c.get("baseline_kv_bytes", c["kv_bytes"]) / t / 1e9)
                 cells.append(rate)
             err = impl.get("max_err")
             errs.append("ref" if err is None or err < 0 else "inf/nan" if err >= 1e30 else "%.1e" % err)
         cells.append(" / ".join(errs) + " (tol %.0e)" % c["tolerance"])
+        if c.get("dtype", "f32") != "f32" or c.get("kv_dtype", "f32") != "f32":
+            notes.append("`%s`: the baselines run in f32 on the widened 16-bit inputs "
+                         "(what a user without 16-bit kernels does after converting)" % c["id"])
         rows.append("| " + " | ".join(cells) + " |")
     return rows, notes
 

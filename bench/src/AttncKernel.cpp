@@ -242,9 +242,9 @@ template <size_t N> static int callN(void *fn, const std::vector<intptr_t> &a) {
   return callWith(fn, a.data(), std::make_index_sequence<N>());
 }
 
-int AttncKernel::run(const Inputs &inputs, float *out, int64_t B, int64_t Lq,
+int AttncKernel::run(const Inputs &inputs, void *out, int64_t B, int64_t Lq,
                      int64_t Lk) {
-  auto find = [&](const std::string &n) -> const float * {
+  auto find = [&](const std::string &n) -> const void * {
     for (auto &in : inputs)
       if (in.first == n)
         return in.second;
@@ -259,7 +259,7 @@ int AttncKernel::run(const Inputs &inputs, float *out, int64_t B, int64_t Lq,
                                 p.name == "Tq" || p.name == "Tk")) {
         // Packed batches name their token totals Tq, Tk.
         args.push_back(p.name == "B" ? B : (p.name == "Lq" || p.name == "Tq") ? Lq : Lk);
-      } else if (const float *ptr = find(p.name)) {
+      } else if (const void *ptr = find(p.name)) {
         args.push_back(reinterpret_cast<intptr_t>(ptr));
       } else {
         messageText = kernelName + "_run wants argument '" + p.name +

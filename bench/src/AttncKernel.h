@@ -37,12 +37,13 @@ public:
   double compileSeconds() const { return compileTime; }
   bool ok() const { return statusText == "ok"; }
 
-  using Inputs = std::vector<std::pair<std::string, const float *>>;
+  using Inputs = std::vector<std::pair<std::string, const void *>>;
 
   /// Calls NAME_run with the named inputs (in contract order), `out` and the
   /// dynamic sizes; returns NAME_run's result (0 on success), or -1000 when
   /// the entry point wants an argument `inputs` lacks (message() says which).
-  int run(const Inputs &inputs, float *out, int64_t B, int64_t Lq, int64_t Lk);
+  /// Inputs and `out` point at f32 data or, for 16-bit tensors, uint16_t bits.
+  int run(const Inputs &inputs, void *out, int64_t B, int64_t Lq, int64_t Lk);
 
   /// Sets the thread count of the Halide runtime inside the library (HL_NUM_THREADS
   /// does the same when set before the first run).

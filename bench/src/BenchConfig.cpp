@@ -5,7 +5,10 @@
 // large to run it whole it computes only the first and last 32 query rows of
 // every head, which still covers the mask's edge cases. A disagreement beyond
 // 1e-4 * max(1, max |ref|) (the accuracy bound of docs/language.md §2, as max |ref| <=
-// max |v|) marks the implementation "wrong" and is printed.
+// max |v|) marks the implementation "wrong" and is printed. With 16-bit storage
+// (docs/language.md, storage types) every implementation reads the same rounded
+// inputs (the baselines their f32 widening), attnc's 16-bit output is widened
+// before the comparison, and the bound is 8e-3 (bf16) or 2e-3 (f16) * max(1, max |v|).
 //
 //===----------------------------------------------------------------------===//
 #include "bench/src/BenchConfig.h"
@@ -15,6 +18,7 @@
 #include "bench/src/BlasAttention.h"
 #include "bench/src/Json.h"
 #include "bench/src/Naive.h"
+#include "runtime/HalfFloat.h"
 #include "runtime/Npy.h"
 
 #include <sys/stat.h>
@@ -88,6 +92,7 @@ static void writeTorchInputs(const Config &c, const Options &o,
       .field("B", c.B).field("H", c.H).field("G", c.G).field("Lq", c.Lq)
       .field("Lk", c.Lk).field("D", c.D).field("Dv", c.Dv)
       .field("hidden", c.hidden).field("model_dim", c.modelDim)
+      .field("dtype", dtypeName(c.dtype)).field("kv_dtype", dtypeName(c.kvDtype))
       .field("scale", double(c.scale())).field("tolerance", r.tolerance)
       .field("ref_source", r.refSource).field("threads", o.threads);
   meta.key("inputs").beginArray();
@@ -114,19 +119,23 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
   std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
   AttncKernel::Inputs args;
   for (const Tensor &t : inputs)
-    args.push_back({t.name, static_cast<const float *>(t.pointer())});
+    args.push_back({t.name, t.pointer()});
   int64_t outSize = 1;
   for (int64_t d : outputShape(c))
     outSize *= d;
   const int64_t width = outputShape(c).back();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> outA(outSize, nan), outN(outSize, nan), outB(outSize, nan);
+  // A 16-bit `out`: attnc writes bits here (all ones: a NaN in f16 and bf16),
+  // widened into outA after the checked run.
+  std::vector<uint16_t> outBits(c.dtype == Dtype::F32 ? 0 : outSize, 0xffff);
+  void *outAttnc = outBits.empty() ? static_cast<void *>(outA.data()) : outBits.data();
 
   // --- attnc: compile (timed) and one run --------------------------------
   std::unique_ptr<AttncKernel> kernel;
   // Packed: the kernel's B counts the sequences.
   const int64_t kernelB = c.kind == Kind::Packed ? int64_t(c.seqLens.size()) : c.B;
-  auto runAttnc = [&] { return kernel->run(args, outA.data(), kernelB, c.Lq, c.Lk); };
+  auto runAttnc = [&] { return kernel->run(args, outAttnc, kernelB, c.Lq, c.Lk); };
   if (o.attnc.empty()) {
     r.attnc.note = "no attnc binary (baselines only)";
   } else {
@@ -144,6 +153,10 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
       if (kernel->ok()) {
         kernel->setThreads(o.threads);
         int rc = runAttnc();
+        if (c.dtype == Dtype::F16)
+          attnc::runtime::widenF16(outBits.data(), outA.data(), outBits.size());
+        else if (c.dtype == Dtype::Bf16)
+          attnc::runtime::widenBf16(outBits.data(), outA.data(), outBits.size());
         if (rc != 0) {
           r.attnc.status = "failed";
           r.attnc.note = rc == -1000 ? kernel->message()
@@ -173,6 +186,14 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
   // attnc's output is the reference once it agrees with the naive loop;
   // otherwise the naive loop is (on the rows it computed).
   r.tolerance = 1e-4 * std::fmax(1.0, maxAbs(outN));
+  if (c.has16BitInputs()) { // the storage types' bound, of the coarser format
+    bool bf16 = c.dtype == Dtype::Bf16 || c.kvDtype == Dtype::Bf16;
+    double maxV = 0;
+    for (const Tensor &t : inputs)
+      if (t.name == "v")
+        maxV = maxAbs(t.data);
+    r.tolerance = (bf16 ? 8e-3 : 2e-3) * std::fmax(1.0, maxV);
+  }
   r.naive.status = "ok";
   r.blas.status = "ok";
   bool attncAgrees = false;

@@ -3,11 +3,14 @@
 // The configurations of the benchmark issue: multi-head self-attention at
 // four lengths with and without a causal mask, GQA/MHA decode, d2l's additive
 // (Bahdanau) attention, self-attention with projections (nn.MultiheadAttention)
-// and a sliding window. FLOPs count 2 per multiply-add and only visible pairs,
+// and a sliding window, plus bf16 / f16 storage variants of N=2048 prefill and
+// Lk=32768 decode. FLOPs count 2 per multiply-add and only visible pairs,
 // so a kernel that skips masked keys is not credited with work it did not do.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/src/Configs.h"
+
+#include "runtime/HalfFloat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -103,7 +106,7 @@ static std::vector<Config> buildConfigs() {
 
   // A packed batch (FlashAttention's varlen) of 8 causal prompts of 64 to 2048
   // tokens, against one sequence of the same visible work (2922^2 / 2 ~ the
-  // sum of L^2 / 2), both with dynamic sizes (LANGUAGE.md 9.4).
+  // sum of L^2 / 2), both with dynamic sizes (docs/language.md, packed batches).
   Config packed = sdpa(1, true, false);
   packed.kind = Kind::Packed;
   packed.seqLens = {64, 2048, 128, 1024, 256, 512, 1536, 768};
@@ -124,6 +127,30 @@ static std::vector<Config> buildConfigs() {
     portable.label += ", --target=portable";
     portable.target = "portable";
     all.push_back(portable);
+  }
+
+  // 16-bit storage (docs/language.md, storage types), against the f32 rows of
+  // the same shape:
+  // bf16 prefill (q, k, v, out) next to mha_n2048[_causal], one f16 prefill,
+  // and f32 queries over a bf16 or f16 KV cache next to decode_lk32768_g8.
+  for (bool causal : {false, true}) {
+    Config half = sdpa(2048, causal, false);
+    half.dtype = half.kvDtype = Dtype::Bf16;
+    half.id = half.kernel = half.id + "_bf16";
+    half.label += ", bf16";
+    all.push_back(half);
+  }
+  Config f16 = sdpa(2048, false, false);
+  f16.dtype = f16.kvDtype = Dtype::F16;
+  f16.id = f16.kernel = f16.id + "_f16";
+  f16.label += ", f16";
+  all.push_back(f16);
+  for (Dtype kv : {Dtype::Bf16, Dtype::F16}) {
+    Config cache = decode(32768, 8, false);
+    cache.kvDtype = kv;
+    cache.id = cache.kernel = cache.id + "_kv" + dtypeName(kv);
+    cache.label += ", " + dtypeName(kv) + " K/V";
+    all.push_back(cache);
   }
   return all;
 }
@@ -192,17 +219,48 @@ double Config::flops() const {
 }
 
 double Config::bytes() const {
-  double floats = 0;
+  double bytes = 0;
   for (const Tensor &t : makeInputs(*this, 0)) // shapes only matter here
-    floats += double(t.size());
+    bytes += double(t.size()) * double(elementBytes(t.dtype)); // i32 tables: 4, as f32
   double out = 1;
   for (int64_t d : outputShape(*this))
     out *= double(d);
-  return 4.0 * (floats + out);
+  return bytes + out * double(elementBytes(dtype));
 }
 
 double Config::kvBytes() const {
-  return 4.0 * double(B) * G * Lk * double(keyDim() + Dv);
+  return double(elementBytes(kvDtype)) * double(B) * G * Lk * double(keyDim() + Dv);
+}
+
+Dtype Config::inputDtype(const std::string &name) const {
+  return name == "k" || name == "v" ? kvDtype : dtype;
+}
+
+std::string dtypeName(Dtype d) {
+  switch (d) {
+  case Dtype::F32:
+    return "f32";
+  case Dtype::F16:
+    return "f16";
+  case Dtype::Bf16:
+    return "bf16";
+  }
+  return "?";
+}
+
+void roundToStorage(Tensor &t, Dtype dtype) {
+  t.dtype = dtype;
+  if (dtype == Dtype::F32 || t.data.empty())
+    return;
+  using namespace attnc::runtime;
+  t.bits.resize(t.data.size());
+  if (dtype == Dtype::F16) {
+    narrowToF16(t.data.data(), t.bits.data(), t.data.size());
+    widenF16(t.bits.data(), t.data.data(), t.data.size());
+  } else {
+    narrowToBf16(t.data.data(), t.bits.data(), t.data.size());
+    widenBf16(t.bits.data(), t.data.data(), t.data.size());
+  }
 }
 
 std::string Config::kindName() const {
@@ -305,7 +363,7 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
   case Kind::Projection: {
     float s = 1.0f / std::sqrt(float(c.modelDim));
     in.push_back(uniformTensor("x", {c.B, c.Lq, c.modelDim}, seed, 1, fill));
-    // nn.Linear's layout, [out_features, in_features] (LANGUAGE.md 9.7).
+    // nn.Linear's layout, [out_features, in_features] (docs/language.md, version 2).
     in.push_back(uniformTensor("w_q", {c.H * c.D, c.modelDim}, seed, s, fill));
     in.push_back(uniformTensor("w_k", {c.G * c.D, c.modelDim}, seed, s, fill));
     in.push_back(uniformTensor("w_v", {c.G * c.Dv, c.modelDim}, seed, s, fill));
@@ -314,6 +372,10 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
     break;
   }
   }
+  // 16-bit storage: attnc reads the bits, the baselines their exact widening.
+  for (Tensor &t : in)
+    if (t.ints.empty())
+      roundToStorage(t, c.inputDtype(t.name));
   return in;
 }
 

@@ -17,6 +17,14 @@ namespace attnc_bench {
 
 enum class Kind { Sdpa, Additive, Projection, Packed };
 enum class Mask { None, Causal, Window, WindowSink };
+/// Storage type of a tensor (docs/language.md, storage types); arithmetic is
+/// f32 either way.
+enum class Dtype { F32, F16, Bf16 };
+
+/// Bytes per element: 4 or 2.
+inline int64_t elementBytes(Dtype d) { return d == Dtype::F32 ? 4 : 2; }
+/// "f32", "f16", "bf16", as the language spells them.
+std::string dtypeName(Dtype d);
 
 struct Config {
   std::string id;     // stable key in results.json, also the work folder name
@@ -33,6 +41,8 @@ struct Config {
   bool memoryBound = false; // decode: report bandwidth, not % of peak
   bool quick = false;       // part of the --quick smoke run
   std::string target;       // attnc --target (empty: host)
+  Dtype dtype = Dtype::F32;   // q, k, v, out, x, weights (kernel field `dtype`)
+  Dtype kvDtype = Dtype::F32; // k and v (`kv_dtype`; the kernel's default is dtype)
   /// Kind::Packed: the sequences' lengths (queries and keys alike); Lq = Lk
   /// is their total, B stays 1 (the kernel's B is seqLens.size()).
   std::vector<int64_t> seqLens;
@@ -49,8 +59,13 @@ struct Config {
   double flops() const;
   /// Minimum bytes moved: every input read once, the output written once.
   double bytes() const;
-  /// Bytes of K and V (what decode must stream).
+  /// Bytes of K and V (what decode must stream), at kvDtype's element size.
   double kvBytes() const;
+  /// The storage type of input `name` (k and v: kvDtype; others: dtype).
+  Dtype inputDtype(const std::string &name) const;
+  /// Whether any of q, k, v is 16-bit (then the 16-bit tolerance of
+  /// docs/language.md, storage types, applies).
+  bool has16BitInputs() const { return dtype != Dtype::F32 || kvDtype != Dtype::F32; }
   std::string kindName() const;
   std::string maskName() const;
 };
@@ -59,15 +74,21 @@ struct Config {
 const std::vector<Config> &allConfigs();
 
 /// A dense row-major float tensor with its contract name (or, when `ints`
-/// is not empty, an i32 one: packed batches' cu_seqlens).
+/// is not empty, an i32 one: packed batches' cu_seqlens). A 16-bit tensor
+/// keeps its bits (what attnc's kernel reads) in `bits` and their exact f32
+/// widening in `data` (what the naive loop and OpenBLAS read).
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<float> data;
   std::vector<int32_t> ints;
+  Dtype dtype = Dtype::F32;
+  std::vector<uint16_t> bits;
   int64_t size() const;
   const void *pointer() const {
-    return ints.empty() ? static_cast<const void *>(data.data()) : ints.data();
+    if (!ints.empty())
+      return ints.data();
+    return bits.empty() ? static_cast<const void *>(data.data()) : bits.data();
   }
 };
 
@@ -80,6 +101,10 @@ std::vector<Tensor> makeInputs(const Config &config, uint64_t seed);
 
 /// The output tensor's shape.
 std::vector<int64_t> outputShape(const Config &config);
+
+/// Rounds `data` to `dtype` (round to nearest even) into `bits`, and `data`
+/// to the widened values of those bits; f32 leaves the tensor alone.
+void roundToStorage(Tensor &tensor, Dtype dtype);
 
 } // namespace attnc_bench
 

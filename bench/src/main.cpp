@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     else if (arg == "--no-torch-inputs") opt.torchInputs = false;
     else if (arg == "--list") {
       for (const Config &c : allConfigs())
-        std::printf("%-22s %s%s\n", c.id.c_str(), c.label.c_str(), c.quick ? "  (quick)" : "");
+        std::printf("%-26s %s%s\n", c.id.c_str(), c.label.c_str(), c.quick ? "  (quick)" : "");
       return 0;
     } else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
@@ -202,7 +202,10 @@ int main(int argc, char **argv) {
         .field("Lq", c.Lq).field("Lk", c.Lk).field("D", c.D).field("Dv", c.Dv)
         .field("hidden", c.hidden).field("model_dim", c.modelDim)
         .field("flops", c.flops()).field("bytes", c.bytes())
+        .field("dtype", dtypeName(c.dtype)).field("kv_dtype", dtypeName(c.kvDtype))
         .field("kv_bytes", c.kvBytes()).field("visible_pairs", c.visiblePairs())
+        // the baselines read the f32 widening of 16-bit K and V
+        .field("baseline_kv_bytes", c.kvBytes() * 4 / double(elementBytes(c.kvDtype)))
         .field("memory_bound", c.memoryBound).field("check_rows", r.checkRows)
         .field("tolerance", r.tolerance).field("ref_source", r.refSource);
     if (r.readGbs > 0)
