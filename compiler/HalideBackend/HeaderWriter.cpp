@@ -133,6 +133,9 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   if (spec.packed)
     os << " *   // -3: cu_seqlens_q / cu_seqlens_k do not start at 0, decrease, or do\n"
           " *   // not end at Tq / Tk;\n";
+  if (spec.cache.any())
+    os << " *   // -4: a sequence's cache_len + Lq exceeds its cache (or its block table names a\n"
+          " *   // block outside the pool); nothing was written;\n";
   os << " *   // -100: this CPU lacks the instruction-set features of every variant\n"
         " *   // (listed in " << name << "_attnc_targets); other negative values are\n"
         " *   // Halide error codes.\n */\n";

@@ -413,7 +413,7 @@ static LogicalResult verify(CacheOp op) {
     if (!compatible(dim(op.getBlockTable(), 0), dim(n, 0)))
       return op.emitOpError("block_table must hold one row per sequence of the new rows");
   } else if (!compatible(dim(c, 0), dim(n, 0))) {
-    return op.emitOpError("a contiguous cache holds one row of blocks per sequence");
+    return op.emitOpError("a contiguous cache holds one row per sequence of the new rows");
   }
   return success();
 }

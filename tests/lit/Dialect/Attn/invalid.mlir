@@ -670,3 +670,59 @@ func @project_tokens(%x: tensor<5x8xf32>, %w: tensor<4x8xf32>) {
   %p = attn.project %x, %w : tensor<5x8xf32>, tensor<4x8xf32> -> tensor<5x3xf32>
   return
 }
+
+// -----
+
+func @cache_element_type(%c: tensor<2x2x64x8xf64>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.cache' op cache must be a rank-4 tensor of f32, f16 or bf16, got 'tensor<2x2x64x8xf64>'}}
+  %r = attn.cache %c, %k, %len {kind = "contiguous"} : tensor<2x2x64x8xf64>, tensor<2x2x?x8xf32>, tensor<2xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_width(%c: tensor<2x2x64x16xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.cache' op cache, new rows and result must agree in kv heads and width}}
+  %r = attn.cache %c, %k, %len {kind = "contiguous"} : tensor<2x2x64x16xf32>, tensor<2x2x?x8xf32>, tensor<2xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_lengths(%c: tensor<2x2x64x8xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.cache' op cache_len must hold one length per sequence of the new rows}}
+  %r = attn.cache %c, %k, %len {kind = "contiguous"} : tensor<2x2x64x8xf32>, tensor<2x2x?x8xf32>, tensor<3xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_paged_without_table(%c: tensor<?x2x16x8xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.cache' op paged caches need a block_table operand and a block size}}
+  %r = attn.cache %c, %k, %len {kind = "paged", block = 16} : tensor<?x2x16x8xf32>, tensor<2x2x?x8xf32>, tensor<2xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_contiguous_with_table(%c: tensor<2x2x64x8xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>, %t: tensor<2x?xi32>) {
+  // expected-error @+1 {{'attn.cache' op contiguous caches take no block_table or block size}}
+  %r = attn.cache %c, %k, %len, %t {kind = "contiguous"} : tensor<2x2x64x8xf32>, tensor<2x2x?x8xf32>, tensor<2xi32>, tensor<2x?xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_block_rows(%c: tensor<?x2x8x8xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>, %t: tensor<2x?xi32>) {
+  // expected-error @+1 {{'attn.cache' op cache blocks hold 8 rows, not the block size 16}}
+  %r = attn.cache %c, %k, %len, %t {kind = "paged", block = 16} : tensor<?x2x8x8xf32>, tensor<2x2x?x8xf32>, tensor<2xi32>, tensor<2x?xi32> -> tensor<2x2x?x8xf32>
+  return
+}
+
+// -----
+
+func @cache_contiguous_batch(%c: tensor<3x2x64x8xf32>, %k: tensor<2x2x?x8xf32>, %len: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.cache' op a contiguous cache holds one row per sequence of the new rows}}
+  %r = attn.cache %c, %k, %len {kind = "contiguous"} : tensor<3x2x64x8xf32>, tensor<2x2x?x8xf32>, tensor<2xi32> -> tensor<2x2x?x8xf32>
+  return
+}

@@ -137,6 +137,16 @@ func @packed(%q: tensor<?x4x16xf32>, %cu: tensor<3xi32>) -> (tensor<?x4x16xf32>)
   return %p : tensor<?x4x16xf32>
 }
 
+// CHECK-LABEL: func @caches
+func @caches(%kc: tensor<?x2x4096x64xbf16>, %pc: tensor<?x2x16x64xf32>, %k: tensor<?x2x?x64xf32>,
+             %len: tensor<?xi32>, %table: tensor<?x?xi32>) -> (tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) {
+  // CHECK: attn.cache %{{.*}}, %{{.*}}, %{{.*}} {kind = "contiguous"} : tensor<?x2x4096x64xbf16>, tensor<?x2x?x64xf32>, tensor<?xi32> -> tensor<?x2x?x64xf32>
+  %c = attn.cache %kc, %k, %len {kind = "contiguous"} : tensor<?x2x4096x64xbf16>, tensor<?x2x?x64xf32>, tensor<?xi32> -> tensor<?x2x?x64xf32>
+  // CHECK: attn.cache %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {block = 16 : i64, kind = "paged"} : tensor<?x2x16x64xf32>, tensor<?x2x?x64xf32>, tensor<?xi32>, tensor<?x?xi32> -> tensor<?x2x?x64xf32>
+  %p = attn.cache %pc, %k, %len, %table {block = 16 : i64, kind = "paged"} : tensor<?x2x16x64xf32>, tensor<?x2x?x64xf32>, tensor<?xi32>, tensor<?x?xi32> -> tensor<?x2x?x64xf32>
+  return %c, %p : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>
+}
+
 // CHECK-LABEL: func @token_projections
 func @token_projections(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x8xf32> {
   // CHECK: attn.project %{{.*}}, %{{.*}} : tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
