@@ -282,6 +282,29 @@ TEST_P(Storage, F16PackedCausalAgainstEachSequence) {
   }
 }
 
+/// Every one of the 65536 bit patterns, widened by the kernel exactly (NaN
+/// stays NaN, subnormal halves become normal floats): with one key, out = v.
+void expectEveryValueWidens(Half t) {
+  const int64_t B = 65536;
+  std::vector<uint16_t> bits(B), k(B, 0);
+  for (int64_t n = 0; n < B; ++n)
+    bits[(size_t)n] = (uint16_t)n;
+  Vec q(B, 0.f), out(B, -1.f);
+  int err = t == Half::F16 ? f16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
+                           : bf16_values_run(q.data(), k.data(), bits.data(), out.data(), B);
+  ASSERT_EQ(err, 0);
+  for (int64_t n = 0; n < B; ++n) {
+    float want = t == Half::F16 ? f16ToFloat((uint16_t)n) : bf16ToFloat((uint16_t)n);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(out[(size_t)n])) << std::hex << n;
+    else
+      EXPECT_EQ(out[(size_t)n], want) << std::hex << n;
+  }
+}
+
+TEST(StorageValues, EveryF16ValueWidensExactly) { expectEveryValueWidens(Half::F16); }
+TEST(StorageValues, EveryBf16ValueWidensExactly) { expectEveryValueWidens(Half::BF16); }
+
 INSTANTIATE_TEST_SUITE_P(Sizes, Storage,
                          ::testing::Range(0, (int)(sizeof(kSizes) / sizeof(kSizes[0]))));
 
