@@ -247,18 +247,15 @@ void scheduleOutput(Func out, int vec) {
   }
 }
 
-/// At most this many vectors of values stay in registers per row (16 ymm
-/// registers on AVX2): wider rows are processed in chunks of this many.
-constexpr int kRegisterVectors = 16;
-
 /// Splits d of `stage` into vectors (dI, vectorized) and unrolled vector
-/// indices (dO). Up to kRegisterVectors vectors, dO covers the whole row;
-/// wider rows also get an outer chunk loop (returned, else undefined) so the
-/// unrolled code stays small however large Dv is (a fully unrolled 2^20-wide
-/// row took minutes to compile and overflowed the compiler's stack).
+/// indices (dO). Up to `chunk` vectors, dO covers the whole row; wider rows
+/// also get an outer chunk loop (returned, else undefined) so the registers
+/// hold one chunk and the unrolled code stays small however large Dv is (a
+/// fully unrolled 2^20-wide row took minutes to compile and overflowed the
+/// compiler's stack).
 std::optional<Var> splitValueRegisters(Stage &stage, const Var &d, const Var &dO,
-                                       const Var &dI, int vec, int dVectors) {
-  if (dVectors <= kRegisterVectors) {
+                                       const Var &dI, int vec, int dVectors, int chunk) {
+  if (dVectors <= chunk) {
     stage.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).unroll(dO);
     return std::nullopt;
   }
@@ -267,7 +264,7 @@ std::optional<Var> splitValueRegisters(Stage &stage, const Var &d, const Var &dO
   // GuardWithIf, miscompiled rows of 3 chunks or more in Halide 14).
   Var dC(dO.name() + "_chunk"), dV(dO.name() + "_vectors");
   stage.split(d, dV, dI, vec, TailStrategy::GuardWithIf)
-      .split(dV, dC, dO, kRegisterVectors, TailStrategy::GuardWithIf)
+      .split(dV, dC, dO, chunk, TailStrategy::GuardWithIf)
       .vectorize(dI)
       .unroll(dO);
   return dC;
@@ -285,6 +282,11 @@ std::vector<VarOrRVar> withChunk(std::vector<VarOrRVar> order, const std::option
 /// blocking chosen once, and where softmax_state lives.
 struct TunedPlan {
   int vec, TQ, BK, Dv, dVectors, pvRows;
+  /// Register blocking of the micro-kernels: value vectors per chunk of a
+  /// row, and keys per Q.K^T register block. AVX-512 has 32 vector
+  /// registers, AVX2 16: there half as many accumulators fit beside the
+  /// loads and broadcasts (16 spilled on AVX2 and ran at a third of peak).
+  int pvChunk = 16, qkKeys = 8;
   Var io{"io"};
   bool stateInOutTile = false;
   /// The parallel task of a root-level softmax_state (batch, head, key
@@ -327,7 +329,7 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     f.state.compute_at(f.out, oTask).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors);
+    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors, p.pvChunk);
     update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3)).unroll(iu);
     notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
                     " rows) fused parallel; softmax_state computed per tile inside");
@@ -335,7 +337,7 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors);
+    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors, p.pvChunk);
     update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3))
         .unroll(iu)
         .fuse(f.s, h, t1)
@@ -409,7 +411,7 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
   Var dO2("dO2"), dI2("dI2");
   f.blockPV.compute_at(f.state, io).vectorize(d, vec, TailStrategy::GuardWithIf);
   Stage pvUpdate = f.blockPV.update();
-  std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors);
+  std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors, p.pvChunk);
   pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
@@ -428,7 +430,7 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   if (TQ % vec == 0) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
-    int jr = divisorAtMost(BK, 8);
+    int jr = divisorAtMost(BK, p.qkKeys);
     Var jo("jo"), ji("ji"), iq("iq"), iv("iv"), ivo("ivo"), ivi("ivi");
     f.blockScore.reorder_storage(ii, jj, qt, f.kb, h, b)
         .split(jj, jo, ji, jr)
@@ -516,7 +518,10 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.BK = f.blockK;
   p.Dv = constantOf(f.Dv, 64);
   p.dVectors = (p.Dv + p.vec - 1) / p.vec;
-  p.pvRows = divisorAtMost(p.TQ, std::max(1, 16 / p.dVectors));
+  const int accumulators = p.vec >= 16 ? 16 : 8; // of 32 zmm / 16 ymm registers
+  p.pvChunk = std::min(p.dVectors, accumulators == 16 ? 16 : 4);
+  p.pvRows = divisorAtMost(p.TQ, std::max(1, accumulators / std::min(p.dVectors, p.pvChunk)));
+  p.qkKeys = accumulators / 2; // Q.K^T: 2 query vectors x qkKeys keys
   schedulePrecomputed(f, p.vec);
   scheduleScoreRows(f, p.vec, f.scheduleNotes);
   scheduleTunedState(f, config, p);
