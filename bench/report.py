@@ -33,6 +33,8 @@ def load(results_dir):
             torch = json.load(f)
     for c in results["configs"]:
         t = torch["configs"].get(c["id"])
+        if t is None and c.get("cache", "none") != "none":
+            t = {"status": "skipped", "note": "no PyTorch baseline for KV-cache rows"}
         if t is None:
             t = {"status": "skipped", "note": torch.get("note", "PyTorch baseline not run")}
         c["impls"]["torch"] = t
@@ -164,7 +166,7 @@ def baseline_table(results):
             t = timed(impl)
             if t is None:
                 cells.append(status_cell(impl))
-                if impl.get("note"):
+                if impl.get("note") and not (key == "torch" and c.get("cache", "none") != "none"):
                     notes.append("`%s`, %s: %s" % (c["id"], name, impl["note"]))
             else:
                 single = " (1 run)" if impl.get("runs") == 1 else ""
@@ -185,7 +187,36 @@ def baseline_table(results):
             notes.append("`%s`: the baselines run in f32 on the widened 16-bit inputs "
                          "(what a user without 16-bit kernels does after converting)" % c["id"])
         rows.append("| " + " | ".join(cells) + " |")
+    caches = [c["id"] for c in results["configs"] if c.get("cache", "none") != "none"]
+    if caches:
+        notes.append("%s: OpenBLAS attends each sequence on its own over a contiguous K and V "
+                     "(its cache rows, then its new rows, which the timed run copies in): what a "
+                     "user without KV-cache kernels runs. No PyTorch baseline for these rows" % (
+                         ", ".join("`%s`" % i for i in caches)))
     return rows, notes
+
+
+def cache_notes(results):
+    """KV-cache rows measured against another row of the run (compare_to):
+    the other row's time over this one's, and this row's time over what its
+    K+V bytes predict at the other row's GB/s."""
+    by_id = {c["id"]: c for c in results["configs"]}
+    notes = []
+    for c in results["configs"]:
+        ref = by_id.get(c.get("compare_to") or "")
+        if ref is None:
+            continue
+        t, t_ref = timed(c["impls"]["attnc"]), timed(ref["impls"]["attnc"])
+        if not t or not t_ref or c["impls"]["attnc"]["status"] != "ok" or \
+                ref["impls"]["attnc"]["status"] != "ok":
+            continue
+        gbs_ref = ref["kv_bytes"] / t_ref / 1e9
+        predicted = c["kv_bytes"] / (gbs_ref * 1e9)
+        notes.append("`%s` against `%s`: %.2fx its speed (%s ms vs %s ms); %s ms is %.2fx the "
+                     "%s ms that its %.2f GB of K+V predict at `%s`'s %.1f GB/s" % (
+                         c["id"], ref["id"], t_ref / t, fmt_ms(t), fmt_ms(t_ref), fmt_ms(t),
+                         t / predicted, fmt_ms(predicted), c["kv_bytes"] / 1e9, ref["id"], gbs_ref))
+    return notes
 
 
 def python_overhead_table(results_dir):
@@ -209,6 +240,7 @@ def python_overhead_table(results_dir):
 def write_table(results_dir, results, torch, with_roofline):
     m_lines, m_notes = machine_table(results, torch)
     a_rows, a_notes = attnc_table(results)
+    a_notes += cache_notes(results)
     b_rows, b_notes = baseline_table(results)
     isa, _ = peak_of(results)
     out = ["# attnc benchmark, %s%s" % (results["timestamp"], " (--quick)" if results["quick"] else ""), ""]

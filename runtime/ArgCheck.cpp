@@ -60,7 +60,9 @@ std::string dimLabel(int32_t d, const ArgDim &dim) {
   return s;
 }
 
-/// Checks one tensor on its own and binds its size names.
+/// Checks one tensor on its own and binds its size names. In-out arguments
+/// (KV caches) are checked like inputs: their sizes (Lmax, num_blocks,
+/// block) bind as any other.
 bool checkOne(const ArgSpec &arg, const attn_tensor &t, SizeBindings &sizes,
               std::string &error) {
   std::string who = "argument '" + arg.name + "': ";
@@ -199,21 +201,26 @@ bool checkArguments(const std::string &kernel, const std::vector<ArgSpec> &args,
   }
   if (options.inputsOnly)
     return true;
-  // Generated code reads inputs while it writes outputs; sharing memory
-  // would give wrong answers without any error, so refuse it.
-  for (size_t i = 0; i < count; ++i) {
-    if (!args[i].isOutput)
-      continue;
-    Extent out = byteExtent(tensors[i]);
-    for (size_t j = 0; j < count; ++j) {
-      if (j == i)
+  // Generated code reads inputs while it writes outputs and in-out
+  // arguments (KV caches, updated in place); sharing memory would give wrong
+  // answers without any error, so refuse it. Outputs are looked at first, so
+  // an output that overlaps a cache is the one blamed.
+  for (bool outputs : {true, false}) {
+    for (size_t i = 0; i < count; ++i) {
+      if (outputs ? !args[i].isOutput : !args[i].isWritten)
         continue;
-      Extent other = byteExtent(tensors[j]);
-      if (out.begin < other.end && other.begin < out.end) {
-        error = "argument '" + args[i].name +
-                "': its memory overlaps argument '" + args[j].name +
-                "'; an output must not share memory with another argument";
-        return false;
+      Extent written = byteExtent(tensors[i]);
+      for (size_t j = 0; j < count; ++j) {
+        if (j == i)
+          continue;
+        Extent other = byteExtent(tensors[j]);
+        if (written.begin < other.end && other.begin < written.end) {
+          error = "argument '" + args[i].name + "': its memory overlaps argument '" +
+                  args[j].name + "'; " +
+                  (outputs ? "an output" : "an in-out argument (written in place)") +
+                  " must not share memory with another argument";
+          return false;
+        }
       }
     }
   }

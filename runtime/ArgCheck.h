@@ -3,8 +3,9 @@
 // The checks attn_kernel_run makes before calling generated code: argument
 // count, NULL data, element type, rank, fixed sizes, agreement of each size
 // name across arguments, dense strides, Halide's int32 buffer limits, data
-// alignment and outputs aliasing other arguments. It works on a decoded
-// signature alone, so it is tested without any kernel library.
+// alignment and outputs or in-out arguments (KV caches, written in place)
+// aliasing other arguments. It works on a decoded signature alone, so it is
+// tested without any kernel library.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,8 +30,8 @@ struct SizeBinding {
 using SizeBindings = std::map<std::string, SizeBinding>;
 
 struct CheckOptions {
-  /// Only look at inputs (outputs may be anything): used to infer the shapes
-  /// of outputs before allocating them.
+  /// Only look at inputs and in-out arguments (outputs may be anything):
+  /// used to infer the shapes of outputs before allocating them.
   bool inputsOnly = false;
 };
 

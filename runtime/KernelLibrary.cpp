@@ -73,6 +73,35 @@ static std::string missingFeaturesMessage(const std::string &kernel,
          "; rebuild with --target=portable or a target this CPU has";
 }
 
+// Halide's condition text is the generated code's expression (names of
+// internal Funcs), meaningless to the caller; the message after it is what
+// the compiler wrote for the user, except that Halide 14's `require(cond,
+// value, args...)` prints the value first (one number: the KV cache checks
+// give "0 KV cache: sequence 1 ..."), so that token goes too.
+std::string readableHalideError(const std::string &message) {
+  static const char kPrefix[] = "Requirement Failed: (";
+  size_t prefix = sizeof kPrefix - 1;
+  if (message.compare(0, prefix, kPrefix) != 0)
+    return message;
+  int depth = 1;
+  size_t i = prefix;
+  for (; i < message.size() && depth > 0; ++i)
+    depth += message[i] == '(' ? 1 : message[i] == ')' ? -1 : 0;
+  if (depth != 0)
+    return message;
+  size_t start = message.find_first_not_of(" \n", i);
+  if (start == std::string::npos)
+    return message;
+  std::string text = message.substr(start);
+  size_t space = text.find(' ');
+  size_t words = space == std::string::npos ? space : text.find_first_not_of(' ', space);
+  // The value: a number up to the first space (or the whole text).
+  bool valueFirst = space != 0 && text.find_first_not_of("+-.0123456789e") == space;
+  if (valueFirst)
+    return words == std::string::npos ? message : text.substr(words);
+  return text;
+}
+
 namespace {
 constexpr size_t kMaxKernels = 4096;
 constexpr size_t kMaxNameLength = 255;
@@ -191,11 +220,15 @@ bool Kernel::bind(const halide_filter_metadata_t *md, std::string &error) {
   for (size_t i = 0; i < args_.size(); ++i) {
     const ArgSpec &arg = args_[i];
     const halide_filter_argument_t &m = md->arguments[slots_[i]];
-    int32_t kind = arg.isOutput ? halide_argument_kind_output_buffer
-                                : halide_argument_kind_input_buffer;
+    // An in-out argument (a KV cache) is read and written in place: Halide
+    // sees it as an output buffer whose contents the pipeline keeps.
+    int32_t kind = arg.isOutput || arg.isWritten ? halide_argument_kind_output_buffer
+                                                 : halide_argument_kind_input_buffer;
     if (m.kind != kind) {
       error = who + "argument '" + arg.name + "' is " +
-              (arg.isOutput ? "an output" : "an input") +
+              (arg.isOutput    ? "an output"
+               : arg.isWritten ? "in-out (a Halide output buffer)"
+                               : "an input") +
               " in the signature but not in the Halide metadata";
       return false;
     }
@@ -232,7 +265,7 @@ void Kernel::buildInfos() {
     const ArgSpec &arg = args_[i];
     infos_.push_back({arg.name.c_str(), arg.isOutput ? 1 : 0, toDtype(arg.type),
                       int32_t(arg.shape.size()), dims_[i].data(),
-                      shapeTexts_[i].c_str()});
+                      shapeTexts_[i].c_str(), arg.isWritten ? 1 : 0});
   }
 }
 
@@ -287,7 +320,7 @@ attn_status Kernel::run(const attn_tensor *tensors, size_t count,
     return ATTN_ERROR_KERNEL;
   }
   if (code != 0) {
-    std::string message = capture.message();
+    std::string message = readableHalideError(capture.message());
     error = "kernel '" + name_ + "' failed: " +
             (message.empty() ? "Halide error code " + std::to_string(code)
                              : message);

@@ -21,6 +21,12 @@ struct halide_filter_metadata_t;
 
 namespace attnc::runtime {
 
+/// A Halide run-time error as the caller should read it: a failed
+/// `require` ("Requirement Failed: (CONDITION) MESSAGE") becomes MESSAGE,
+/// which generated code words for the user (a KV cache that would overflow
+/// names the sequence); anything else is returned unchanged.
+std::string readableHalideError(const std::string &message);
+
 class Kernel {
 public:
   const std::string &name() const { return name_; }

@@ -243,7 +243,15 @@ template <size_t N> static int callN(void *fn, const std::vector<intptr_t> &a) {
 }
 
 int AttncKernel::run(const Inputs &inputs, void *out, int64_t B, int64_t Lq,
-                     int64_t Lk) {
+                     int64_t Lk, const Sizes &sizes) {
+  auto size = [&](const std::string &n, int64_t &value) {
+    for (auto &s : sizes)
+      if (s.first == n) {
+        value = s.second;
+        return true;
+      }
+    return false;
+  };
   auto find = [&](const std::string &n) -> const void * {
     for (auto &in : inputs)
       if (in.first == n)
@@ -253,8 +261,11 @@ int AttncKernel::run(const Inputs &inputs, void *out, int64_t B, int64_t Lq,
   std::vector<intptr_t> args;
   if (haveHeader) {
     for (const Param &p : params) {
+      int64_t value = 0;
       if (p.name == "out") {
         args.push_back(reinterpret_cast<intptr_t>(out));
+      } else if (!p.pointer && size(p.name, value)) {
+        args.push_back(value);
       } else if (!p.pointer && (p.name == "B" || p.name == "Lq" || p.name == "Lk" ||
                                 p.name == "Tq" || p.name == "Tk")) {
         // Packed batches name their token totals Tq, Tk.

@@ -43,7 +43,11 @@ public:
   /// dynamic sizes; returns NAME_run's result (0 on success), or -1000 when
   /// the entry point wants an argument `inputs` lacks (message() says which).
   /// Inputs and `out` point at f32 data or, for 16-bit tensors, uint16_t bits.
-  int run(const Inputs &inputs, void *out, int64_t B, int64_t Lq, int64_t Lk);
+  /// `sizes`: other dynamic sizes by name (KV caches: Lmax, num_blocks,
+  /// max_blocks). A cache input (k_cache, v_cache) is written in place.
+  using Sizes = std::vector<std::pair<std::string, int64_t>>;
+  int run(const Inputs &inputs, void *out, int64_t B, int64_t Lq, int64_t Lk,
+          const Sizes &sizes = {});
 
   /// Sets the thread count of the Halide runtime inside the library (HL_NUM_THREADS
   /// does the same when set before the first run).

@@ -23,8 +23,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -114,7 +117,241 @@ static void writeTorchInputs(const Config &c, const Options &o,
   std::ofstream(dir + "/meta.json") << meta.str() << "\n";
 }
 
+// --- KV caches ---------------------------------------------------------------
+// One kernel call covers every sequence and writes the new rows into the
+// caches. The naive referee and the OpenBLAS baseline see each sequence b as
+// a plain configuration (c.sequence(b): B = 1, Lk = cache_len[b] + Lq) over a
+// contiguous K and V holding its cache rows and then its new rows, so query i
+// sits at ip = cache_len[b] + i: what a user without caches keeps, and runs
+// after copying the new rows in (the baseline's timed run copies them too).
+
+namespace {
+struct CacheSequences {
+  std::vector<std::unique_ptr<Config>> configs;  // BlasAttention keeps a reference
+  std::vector<std::vector<Tensor>> inputs;       // per sequence: q, k, v (f32)
+  std::vector<std::unique_ptr<BlasAttention>> blas;
+};
+} // namespace
+
+static const Tensor &named(const std::vector<Tensor> &in, const std::string &name) {
+  for (const Tensor &t : in)
+    if (t.name == name)
+      return t;
+  std::fprintf(stderr, "attnc-bench: no input '%s'\n", name.c_str());
+  std::abort();
+}
+
+// Rows [len, len + Lq) of sequence b's contiguous K and V: its new rows.
+static void copyNewRows(const Config &c, const std::vector<Tensor> &in, CacheSequences &seq,
+                        int64_t b) {
+  const int64_t len = c.cacheLens[size_t(b)], Lk = len + c.Lq;
+  const float *k = named(in, "k").data.data(), *v = named(in, "v").data.data();
+  float *kf = seq.inputs[size_t(b)][1].data.data(), *vf = seq.inputs[size_t(b)][2].data.data();
+  for (int64_t g = 0; g < c.G; ++g) {
+    std::copy_n(k + (b * c.G + g) * c.Lq * c.D, c.Lq * c.D, kf + (g * Lk + len) * c.D);
+    std::copy_n(v + (b * c.G + g) * c.Lq * c.Dv, c.Lq * c.Dv, vf + (g * Lk + len) * c.Dv);
+  }
+}
+
+static CacheSequences cacheSequences(const Config &c, const std::vector<Tensor> &in,
+                                     ThreadPool &pool) {
+  CacheSequences seq;
+  const Tensor &q = named(in, "q"), &kc = named(in, "k_cache"), &vc = named(in, "v_cache");
+  std::vector<int32_t> table;
+  if (c.cache == CacheKind::Paged)
+    table = named(in, "block_table").ints;
+  for (int64_t b = 0; b < c.B; ++b) {
+    seq.configs.push_back(std::make_unique<Config>(c.sequence(b)));
+    const Config &cb = *seq.configs.back();
+    const int64_t len = c.cacheLens[size_t(b)];
+    Tensor qb{"q", {1, c.H, c.Lq, c.D}, {}};
+    qb.data.assign(q.data.begin() + b * c.H * c.Lq * c.D,
+                   q.data.begin() + (b + 1) * c.H * c.Lq * c.D);
+    Tensor kb{"k", {1, c.G, cb.Lk, c.D}, {}}, vb{"v", {1, c.G, cb.Lk, c.Dv}, {}};
+    kb.data.resize(size_t(kb.size()));
+    vb.data.resize(size_t(vb.size()));
+    for (int64_t g = 0; g < c.G; ++g)
+      for (int64_t t = 0; t < len; ++t) {
+        std::copy_n(kc.data.data() + cacheIndex(c, table, b, g, t, 0, c.D), c.D,
+                    kb.data.data() + (g * cb.Lk + t) * c.D);
+        std::copy_n(vc.data.data() + cacheIndex(c, table, b, g, t, 0, c.Dv), c.Dv,
+                    vb.data.data() + (g * cb.Lk + t) * c.Dv);
+      }
+    seq.inputs.push_back({std::move(qb), std::move(kb), std::move(vb)});
+    copyNewRows(c, in, seq, b);
+    seq.blas.push_back(std::make_unique<BlasAttention>(cb, pool));
+  }
+  return seq;
+}
+
+// Whether the kernel stored sequence b's new rows (bit for bit) at rows
+// cache_len[b] .. cache_len[b] + Lq - 1 of both caches; "" or what differs.
+static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &in) {
+  std::vector<int32_t> table;
+  if (c.cache == CacheKind::Paged)
+    table = named(in, "block_table").ints;
+  for (const char *which : {"k", "v"}) {
+    const Tensor &rows = named(in, which), &cache = named(in, std::string(which) + "_cache");
+    const int64_t W = rows.shape.back();
+    const bool half = !cache.bits.empty();
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t g = 0; g < c.G; ++g)
+        for (int64_t r = 0; r < c.Lq; ++r) {
+          int64_t at = cacheIndex(c, table, b, g, c.cacheLens[size_t(b)] + r, 0, W);
+          int64_t from = ((b * c.G + g) * c.Lq + r) * W;
+          bool same = half ? std::equal(rows.bits.begin() + from, rows.bits.begin() + from + W,
+                                        cache.bits.begin() + at)
+                           : std::memcmp(rows.data.data() + from, cache.data.data() + at,
+                                         size_t(W) * sizeof(float)) == 0;
+          if (!same)
+            return std::string(which) + "_cache: new row " + std::to_string(r) +
+                   " of sequence " + std::to_string(b) + ", group " + std::to_string(g) +
+                   " not stored at row cache_len + " + std::to_string(r);
+        }
+  }
+  return "";
+}
+
+static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPool &pool) {
+  ConfigResult r;
+  std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
+  CacheSequences seq = cacheSequences(c, inputs, pool);
+  AttncKernel::Inputs args;
+  for (const Tensor &t : inputs)
+    args.push_back({t.name, t.pointer()});
+  const AttncKernel::Sizes sizes = {{"Lmax", c.Lk},
+                                    {"num_blocks", c.cache == CacheKind::Paged ? c.numBlocks() : 0},
+                                    {"max_blocks", c.cache == CacheKind::Paged ? c.maxBlocks() : 0}};
+  const int64_t perSeq = c.H * c.Lq * c.Dv, outSize = c.B * perSeq, width = c.Dv;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> outA(outSize, nan), outN(outSize, nan), outB(outSize, nan);
+  std::vector<uint16_t> outBits(c.dtype == Dtype::F32 ? 0 : outSize, 0xffff);
+  void *outAttnc = outBits.empty() ? static_cast<void *>(outA.data()) : outBits.data();
+
+  // --- attnc: compile (timed) and one run, which stores the new rows --------
+  std::unique_ptr<AttncKernel> kernel;
+  auto runAttnc = [&] { return kernel->run(args, outAttnc, c.B, c.Lq, c.Lk, sizes); };
+  if (o.attnc.empty()) {
+    r.attnc.note = "no attnc binary (baselines only)";
+  } else {
+    std::string err, src = extractKernel(o.kernelsText, c.kernel, err);
+    if (src.empty()) {
+      r.attnc.status = "failed";
+      r.attnc.note = err;
+    } else {
+      std::string dir = o.outDir + "/kernels";
+      mkdir(dir.c_str(), 0755);
+      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.target, c.kernel, dir);
+      r.attnc.compileSeconds = kernel->compileSeconds();
+      r.attnc.status = kernel->status();
+      r.attnc.note = kernel->message();
+      if (kernel->ok()) {
+        kernel->setThreads(o.threads);
+        int rc = runAttnc();
+        if (c.dtype == Dtype::F16)
+          attnc::runtime::widenF16(outBits.data(), outA.data(), outBits.size());
+        else if (c.dtype == Dtype::Bf16)
+          attnc::runtime::widenBf16(outBits.data(), outA.data(), outBits.size());
+        if (rc != 0) {
+          r.attnc.status = "failed";
+          r.attnc.note = rc == -1000 ? kernel->message()
+                                     : c.kernel + "_run returned " + std::to_string(rc);
+        }
+      }
+    }
+  }
+  const bool attncRuns = r.attnc.status == "ok";
+
+  // --- the naive referee per sequence, whole or on the first and last rows --
+  const bool naiveWhole = c.Lq <= 2 * kCheckRows || c.flops() <= o.naiveMaxFlops;
+  r.checkRows = naiveWhole ? "all" : "first and last 32 query rows of every head";
+  auto runNaive = [&](int64_t r0, int64_t r1) {
+    for (int64_t b = 0; b < c.B; ++b)
+      naiveAttention(*seq.configs[size_t(b)], seq.inputs[size_t(b)], outN.data() + b * perSeq,
+                     pool, r0, r1);
+  };
+  if (naiveWhole) {
+    runNaive(0, c.Lq);
+  } else {
+    runNaive(0, kCheckRows);
+    runNaive(c.Lq - kCheckRows, c.Lq);
+  }
+
+  // --- OpenBLAS per sequence, after copying the new rows in, one run --------
+  auto runBlas = [&] {
+    for (int64_t b = 0; b < c.B; ++b) {
+      copyNewRows(c, inputs, seq, b);
+      seq.blas[size_t(b)]->run(seq.inputs[size_t(b)], outB.data() + b * perSeq);
+    }
+  };
+  runBlas();
+
+  // --- checks, before any timing --------------------------------------------
+  r.tolerance = 1e-4 * std::fmax(1.0, maxAbs(outN));
+  if (c.has16BitInputs()) {
+    bool bf16 = c.dtype == Dtype::Bf16 || c.kvDtype == Dtype::Bf16;
+    double maxV = std::fmax(maxAbs(named(inputs, "v").data),
+                            maxAbs(named(inputs, "v_cache").data)); // fmax skips NaN
+    r.tolerance = (bf16 ? 8e-3 : 2e-3) * std::fmax(1.0, maxV);
+  }
+  r.naive.status = "ok";
+  r.blas.status = "ok";
+  bool attncAgrees = false;
+  if (attncRuns) {
+    r.attnc.maxErr = maxDiff(outA, outN, width, c.Lq, naiveWhole);
+    r.attnc.checkedAgainst = "naive";
+    attncAgrees = r.attnc.maxErr <= r.tolerance;
+    std::string stored = checkStoredRows(c, inputs);
+    if (attncAgrees && stored.empty()) {
+      r.naive.maxErr = r.attnc.maxErr;
+      r.naive.checkedAgainst = "attnc";
+    } else {
+      attncAgrees = false;
+      r.attnc.status = "wrong";
+      r.attnc.note = !stored.empty() ? stored
+                                     : "attnc disagrees with the naive loop: max |diff| " +
+                                           std::to_string(r.attnc.maxErr);
+      loud(c, r.attnc.note);
+    }
+  }
+  const std::vector<float> &ref = attncAgrees ? outA : outN;
+  r.blas.maxErr = maxDiff(outB, ref, width, c.Lq, attncAgrees || naiveWhole);
+  r.blas.checkedAgainst = attncAgrees ? "attnc" : "naive";
+  if (!(r.blas.maxErr <= r.tolerance)) {
+    r.blas.status = "wrong";
+    r.blas.note = "OpenBLAS baseline disagrees with " + r.blas.checkedAgainst +
+                  ": max |diff| " + std::to_string(r.blas.maxErr);
+    loud(c, r.blas.note);
+  }
+  r.refSource = attncAgrees ? "attnc" : "naive";
+  // No PyTorch inputs: torch_baseline.py has no cache kernels.
+
+  // --- timing: every call writes the same new rows at the same place --------
+  if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
+    const int64_t probeBytes = int64_t(512) << 20;
+    if (c.memoryBound)
+      r.readGbs = measureReadBandwidth(pool, probeBytes);
+    r.attnc.timing = timeIt([&] { runAttnc(); });
+    r.attnc.timed = true;
+    if (c.memoryBound)
+      r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
+    kernel->releaseThreads();
+  }
+  if (c.flops() <= o.naiveMaxFlops) {
+    r.naive.timing = timeIt([&] { runNaive(0, c.Lq); });
+    r.naive.timed = true;
+  } else {
+    r.naive.note = "checked, not timed: " + gflop(c.flops()) +
+                   " GFLOP per run is above the naive budget (--naive-max-gflop)";
+  }
+  r.blas.timing = timeIt(runBlas);
+  r.blas.timed = true;
+  return r;
+}
+
 ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
+  if (c.cache != CacheKind::None)
+    return benchCacheConfig(c, o, pool);
   ConfigResult r;
   std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
   AttncKernel::Inputs args;

@@ -4,7 +4,8 @@
 // four lengths with and without a causal mask, GQA/MHA decode, d2l's additive
 // (Bahdanau) attention, self-attention with projections (nn.MultiheadAttention)
 // and a sliding window, plus bf16 / f16 storage variants of N=2048 prefill and
-// Lk=32768 decode. FLOPs count 2 per multiply-add and only visible pairs,
+// Lk=32768 decode, and KV caches (decode from contiguous and paged caches,
+// sequences of unequal lengths, chunked prefill). FLOPs count 2 per multiply-add and only visible pairs,
 // so a kernel that skips masked keys is not credited with work it did not do.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnc_bench {
 
@@ -44,6 +46,23 @@ static Config decode(int64_t lk, int64_t g, bool quick) {
   c.kernel = c.id;
   c.label = "decode H=32 G=" + std::to_string(g) + " D=128 Lk=" + std::to_string(lk);
   c.quick = quick;
+  return c;
+}
+
+// Unused blocks at the end of a paged pool (NaN: never read).
+static constexpr int64_t kSpareBlocks = 8;
+
+// Decode (Lq = 1, H=32, G=8, D=128) of one new token per sequence onto caches
+// holding `lens` tokens.
+static Config cacheDecode(const std::string &id, CacheKind kind, std::vector<int64_t> lens) {
+  Config c = decode(32768, 8, false);
+  c.id = c.kernel = id;
+  c.cache = kind;
+  c.block = kind == CacheKind::Paged ? 16 : 0;
+  c.cacheLens = std::move(lens);
+  c.B = int64_t(c.cacheLens.size());
+  c.Lk = *std::max_element(c.cacheLens.begin(), c.cacheLens.end()) + c.Lq;
+  c.label = "decode B=" + std::to_string(c.B) + " H=32 G=8 D=128, cache " + c.cacheName();
   return c;
 }
 
@@ -152,6 +171,38 @@ static std::vector<Config> buildConfigs() {
     cache.label += ", " + dtypeName(kv) + " K/V";
     all.push_back(cache);
   }
+
+  // KV caches (docs/language.md, KV caches): the kernel appends the new rows
+  // in place and attends the whole sequence. Decode of 4 sequences of 32767
+  // cached tokens (32768 keys with the new one) from a contiguous and a paged
+  // cache (f32, and bf16 against the f32 paged row); 8 sequences of 1k to
+  // 32k tokens in one batch, whose time the paged row's bandwidth predicts;
+  // a chunk of 512 prompt tokens onto 4096 cached ones.
+  const std::vector<int64_t> four(4, 32767);
+  Config contig = cacheDecode("decode_cache_contig_b4", CacheKind::Contiguous, four);
+  contig.label += ", 32767 cached + 1";
+  all.push_back(contig);
+  Config paged = cacheDecode("decode_cache_paged16_b4", CacheKind::Paged, four);
+  paged.label += ", 32767 cached + 1";
+  all.push_back(paged);
+  Config pagedBf16 = paged;
+  pagedBf16.id = pagedBf16.kernel = paged.id + "_bf16";
+  pagedBf16.kvDtype = Dtype::Bf16;
+  pagedBf16.label += ", bf16 K/V";
+  pagedBf16.compareTo = paged.id;
+  all.push_back(pagedBf16);
+  Config unequal = cacheDecode("decode_cache_unequal", CacheKind::Paged,
+                               {1024, 2048, 4096, 8192, 12288, 16384, 24576, 32767});
+  unequal.label += ", 1k..32k cached + 1";
+  unequal.compareTo = paged.id;
+  all.push_back(unequal);
+  Config chunk = sdpa(4096 + 512, true, false);
+  chunk.Lq = 512;
+  chunk.cache = CacheKind::Contiguous;
+  chunk.cacheLens = {4096};
+  chunk.id = chunk.kernel = "prefill_chunk512_on4096";
+  chunk.label = "chunked prefill H=8 D=64 causal, 512 new onto 4096 cached, cache contiguous";
+  all.push_back(chunk);
   return all;
 }
 
@@ -184,8 +235,40 @@ int64_t Config::sinkEnd(int64_t i) const {
   return std::max<int64_t>(0, std::min({sink, lo, hi}));
 }
 
+Config Config::sequence(int64_t b) const {
+  Config one = *this;
+  one.cache = CacheKind::None;
+  one.cacheLens.clear();
+  one.B = 1;
+  one.Lk = cacheLens[size_t(b)] + Lq;
+  return one;
+}
+
+int64_t Config::blocksOf(int64_t b) const {
+  return (cacheLens[size_t(b)] + Lq + block - 1) / block;
+}
+
+int64_t Config::numBlocks() const {
+  int64_t n = kSpareBlocks;
+  for (size_t b = 0; b < cacheLens.size(); ++b)
+    n += blocksOf(int64_t(b));
+  return n;
+}
+
+int64_t Config::maxBlocks() const {
+  int64_t most = 0;
+  for (size_t b = 0; b < cacheLens.size(); ++b)
+    most = std::max(most, blocksOf(int64_t(b)));
+  return most;
+}
+
 double Config::visiblePairs() const {
   double pairs = 0;
+  if (cache != CacheKind::None) { // each sequence over its own keys
+    for (size_t b = 0; b < cacheLens.size(); ++b)
+      pairs += sequence(int64_t(b)).visiblePairs();
+    return pairs;
+  }
   if (kind == Kind::Packed) { // causal (or none) within each sequence
     for (int64_t L : seqLens)
       pairs += mask == Mask::Causal ? double(L) * double(L + 1) / 2 : double(L) * double(L);
@@ -220,6 +303,19 @@ double Config::flops() const {
 
 double Config::bytes() const {
   double bytes = 0;
+  if (cache != CacheKind::None) {
+    // The new q, k, v and out, the cache rows attended (kvBytes, which count
+    // the new rows once more: they are written, then read back), cache_len
+    // and the block table entries in use.
+    bytes = double(B) * Lq * (double(H) * D * elementBytes(dtype) +
+                              double(G) * (D + Dv) * elementBytes(kvDtype) +
+                              double(H) * Dv * elementBytes(dtype));
+    bytes += kvBytes() + 4.0 * B;
+    if (cache == CacheKind::Paged)
+      for (int64_t b = 0; b < B; ++b)
+        bytes += 4.0 * blocksOf(b);
+    return bytes;
+  }
   for (const Tensor &t : makeInputs(*this, 0)) // shapes only matter here
     bytes += double(t.size()) * double(elementBytes(t.dtype)); // i32 tables: 4, as f32
   double out = 1;
@@ -229,11 +325,18 @@ double Config::bytes() const {
 }
 
 double Config::kvBytes() const {
+  if (cache != CacheKind::None) { // the keys and values each sequence attends
+    double bytes = 0;
+    for (size_t b = 0; b < cacheLens.size(); ++b)
+      bytes += sequence(int64_t(b)).kvBytes();
+    return bytes;
+  }
   return double(elementBytes(kvDtype)) * double(B) * G * Lk * double(keyDim() + Dv);
 }
 
 Dtype Config::inputDtype(const std::string &name) const {
-  return name == "k" || name == "v" ? kvDtype : dtype;
+  return name == "k" || name == "v" || name == "k_cache" || name == "v_cache" ? kvDtype
+                                                                              : dtype;
 }
 
 std::string dtypeName(Dtype d) {
@@ -291,6 +394,18 @@ std::string Config::maskName() const {
   return "?";
 }
 
+std::string Config::cacheName() const {
+  switch (cache) {
+  case CacheKind::None:
+    return "none";
+  case CacheKind::Contiguous:
+    return "contiguous";
+  case CacheKind::Paged:
+    return "paged(" + std::to_string(block) + ")";
+  }
+  return "?";
+}
+
 int64_t Tensor::size() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -330,6 +445,57 @@ static Tensor uniformTensor(const std::string &name, std::vector<int64_t> shape,
   return t;
 }
 
+int64_t cacheIndex(const Config &c, const std::vector<int32_t> &table, int64_t b, int64_t g,
+                   int64_t t, int64_t w, int64_t W) {
+  if (c.cache == CacheKind::Contiguous)
+    return ((b * c.G + g) * c.Lk + t) * W + w;
+  int64_t physical = table[size_t(b * c.maxBlocks() + t / c.block)];
+  return ((physical * c.G + g) * c.block + t % c.block) * W + w;
+}
+
+// The block table: a shuffled pool (Fisher-Yates on splitmix), each sequence
+// taking its blocks from the front in turn; unused entries -1.
+static std::vector<int32_t> blockTable(const Config &c, uint64_t seed) {
+  std::vector<int32_t> pool(size_t(c.numBlocks()));
+  for (size_t n = 0; n < pool.size(); ++n)
+    pool[n] = int32_t(n);
+  for (size_t n = pool.size() - 1; n > 0; --n)
+    std::swap(pool[n], pool[splitmix(seed + n) % (n + 1)]);
+  const int64_t width = c.maxBlocks();
+  std::vector<int32_t> table(size_t(c.B * width), -1);
+  size_t next = 0;
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t s = 0; s < c.blocksOf(b); ++s)
+      table[size_t(b * width + s)] = pool[next++];
+  return table;
+}
+
+// k_cache or v_cache of row width W: rows below cache_len[b] uniform in
+// [-1, 1) by their logical place (so contiguous and paged caches hold the same
+// values), every other element NaN.
+static Tensor cacheTensor(const Config &c, const std::string &name, int64_t W,
+                          const std::vector<int32_t> &table, uint64_t seed, bool fill) {
+  std::vector<int64_t> shape = c.cache == CacheKind::Paged
+                                   ? std::vector<int64_t>{c.numBlocks(), c.G, c.block, W}
+                                   : std::vector<int64_t>{c.B, c.G, c.Lk, W};
+  Tensor t{name, shape, {}};
+  if (!fill)
+    return t;
+  t.data.assign(size_t(t.size()), std::numeric_limits<float>::quiet_NaN());
+  uint64_t base = splitmix(seed ^ nameHash(name));
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t g = 0; g < c.G; ++g)
+      for (int64_t row = 0; row < c.cacheLens[size_t(b)]; ++row) {
+        float *dst = t.data.data() + cacheIndex(c, table, b, g, row, 0, W);
+        for (int64_t w = 0; w < W; ++w) {
+          uint64_t r = splitmix(base + uint64_t(((b * c.G + g) * c.Lk + row) * W + w));
+          float u = float(r >> 40) * (1.0f / float(1ull << 24));
+          dst[w] = 2.0f * u - 1.0f;
+        }
+      }
+  return t;
+}
+
 std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
   // seed 0 is used by bytes() to get shapes without filling.
   bool fill = seed != 0;
@@ -345,6 +511,21 @@ std::vector<Tensor> makeInputs(const Config &c, uint64_t seed) {
     break;
   }
   case Kind::Sdpa:
+    if (c.cache != CacheKind::None) { // the new tokens, then the caches
+      in.push_back(uniformTensor("q", {c.B, c.H, c.Lq, c.D}, seed, 1, fill));
+      in.push_back(uniformTensor("k", {c.B, c.G, c.Lq, c.keyDim()}, seed, 1, fill));
+      in.push_back(uniformTensor("v", {c.B, c.G, c.Lq, c.Dv}, seed, 1, fill));
+      std::vector<int32_t> table;
+      if (c.cache == CacheKind::Paged)
+        table = blockTable(c, seed);
+      in.push_back(cacheTensor(c, "k_cache", c.keyDim(), table, seed, fill));
+      in.push_back(cacheTensor(c, "v_cache", c.Dv, table, seed, fill));
+      std::vector<int32_t> lens(c.cacheLens.begin(), c.cacheLens.end());
+      in.push_back(Tensor{"cache_len", {c.B}, {}, lens});
+      if (c.cache == CacheKind::Paged)
+        in.push_back(Tensor{"block_table", {c.B, c.maxBlocks()}, {}, table});
+      break;
+    }
     in.push_back(uniformTensor("q", {c.B, c.H, c.Lq, c.D}, seed, 1, fill));
     in.push_back(uniformTensor("k", {c.B, c.G, c.Lk, c.keyDim()}, seed, 1, fill));
     in.push_back(uniformTensor("v", {c.B, c.G, c.Lk, c.Dv}, seed, 1, fill));

@@ -20,6 +20,9 @@ enum class Mask { None, Causal, Window, WindowSink };
 /// Storage type of a tensor (docs/language.md, storage types); arithmetic is
 /// f32 either way.
 enum class Dtype { F32, F16, Bf16 };
+/// KV caches (docs/language.md, KV caches): none, `cache = contiguous` or
+/// `cache = paged(block = N)`.
+enum class CacheKind { None, Contiguous, Paged };
 
 /// Bytes per element: 4 or 2.
 inline int64_t elementBytes(Dtype d) { return d == Dtype::F32 ? 4 : 2; }
@@ -46,8 +49,24 @@ struct Config {
   /// Kind::Packed: the sequences' lengths (queries and keys alike); Lq = Lk
   /// is their total, B stays 1 (the kernel's B is seqLens.size()).
   std::vector<int64_t> seqLens;
+  /// KV caches: the Lq new tokens of sequence b are written into the cache at
+  /// rows cacheLens[b] .. cacheLens[b] + Lq - 1 and attend its cacheLens[b] + Lq
+  /// keys (query i at ip = cacheLens[b] + i). B = cacheLens.size(); Lk is the
+  /// longest sequence's key count, the capacity Lmax of a contiguous cache.
+  CacheKind cache = CacheKind::None;
+  int64_t block = 0;               // CacheKind::Paged: rows per block
+  std::vector<int64_t> cacheLens;  // cache_len per sequence
+  std::string compareTo;           // report: the row this one is measured against
 
   int64_t keyDim() const { return D; }
+  /// Sequence b of a cache configuration on its own, the plain Sdpa
+  /// configuration the references and baselines run: B = 1, Lk = cacheLens[b] + Lq.
+  Config sequence(int64_t b) const;
+  /// CacheKind::Paged: blocks sequence b uses, the pool's size (every
+  /// sequence's blocks and kSpareBlocks unused ones) and the block table's width.
+  int64_t blocksOf(int64_t b) const;
+  int64_t numBlocks() const;
+  int64_t maxBlocks() const;
   float scale() const; // the kernel's score scale
   /// Visible key range [lo, hi) of query row i (bottom-right aligned).
   void visibleRange(int64_t i, int64_t &lo, int64_t &hi) const;
@@ -68,6 +87,7 @@ struct Config {
   bool has16BitInputs() const { return dtype != Dtype::F32 || kvDtype != Dtype::F32; }
   std::string kindName() const;
   std::string maskName() const;
+  std::string cacheName() const; // "none", "contiguous", "paged(16)"
 };
 
 /// Every configuration, in table order.
@@ -95,12 +115,23 @@ struct Tensor {
 /// Kind::Packed: the first token of each sequence, then the total (B + 1).
 std::vector<int32_t> cuSeqlens(const Config &config);
 
-/// The inputs of `config` in contract order (q, k, v or x, then weights),
-/// uniform in [-1, 1) from a fixed seed; weights scaled by 1/sqrt(fan-in).
+/// The inputs of `config` in contract order (q, k, v or x, then the caches,
+/// then weights), uniform in [-1, 1) from a fixed seed; weights scaled by
+/// 1/sqrt(fan-in). Caches: k_cache, v_cache ([B, G, Lk, W] contiguous, or
+/// [numBlocks, G, block, W] paged), cache_len and block_table (i32); cache rows
+/// below cache_len hold values, every other row NaN, which must never reach an
+/// output. The block table hands each sequence blocks from a shuffled pool, as
+/// an allocator that has run for a while does; unused entries are -1.
 std::vector<Tensor> makeInputs(const Config &config, uint64_t seed);
 
 /// The output tensor's shape.
 std::vector<int64_t> outputShape(const Config &config);
+
+/// The element of a cache of row width W (k_cache: D, v_cache: Dv) that
+/// holds row t, channel w of group g of sequence b; `blockTable` is the
+/// block_table input's ints (paged caches only).
+int64_t cacheIndex(const Config &config, const std::vector<int32_t> &blockTable, int64_t b,
+                   int64_t g, int64_t t, int64_t w, int64_t W);
 
 /// Rounds `data` to `dtype` (round to nearest even) into `bits`, and `data`
 /// to the widened values of those bits; f32 leaves the tensor alone.

@@ -206,10 +206,17 @@ int main(int argc, char **argv) {
         .field("kv_bytes", c.kvBytes()).field("visible_pairs", c.visiblePairs())
         // the baselines read the f32 widening of 16-bit K and V
         .field("baseline_kv_bytes", c.kvBytes() * 4 / double(elementBytes(c.kvDtype)))
+        .field("cache", c.cacheName()).field("compare_to", c.compareTo)
         .field("memory_bound", c.memoryBound).field("check_rows", r.checkRows)
         .field("tolerance", r.tolerance).field("ref_source", r.refSource);
     if (r.readGbs > 0)
       j.field("read_gbs", r.readGbs);
+    if (!c.cacheLens.empty()) {
+      j.key("cache_len").beginArray();
+      for (int64_t len : c.cacheLens)
+        j.value(len);
+      j.endArray();
+    }
     j.key("impls").beginObject();
     writeImpl(j, "attnc", r.attnc);
     writeImpl(j, "naive", r.naive);

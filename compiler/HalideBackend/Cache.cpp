@@ -80,9 +80,12 @@ Func checkedCacheLengths(ImageParam cacheLen, const CacheLayout &layout, const E
     Expr first = badBlock()[0] == B && used && (entry < 0 || entry >= layout.numBlocks);
     badBlock() = Tuple(select(first, rk.y, badBlock()[0]), select(first, rk.x, badBlock()[1]));
     Expr seq = clamp(badBlock()[0], 0, B - 1), slot = clamp(badBlock()[1], 0, maxBlocks - 1);
-    check = require(badBlock()[0] == B, check, "KV cache: sequence", seq, "has block_table[",
-                    seq, ",", slot, "] =", layout.blockTable(slot, seq),
-                    "outside the pool of", layout.numBlocks, "blocks; nothing was written");
+    // Two checks added, not nested: Halide 14 drops a require that is the
+    // value of another.
+    check = check + require(badBlock()[0] == B, 0, "KV cache: sequence", seq, "uses block",
+                            layout.blockTable(slot, seq), "(entry", slot,
+                            "of its block_table), outside the pool of", layout.numBlocks,
+                            "blocks; nothing was written");
     tables.push_back(badBlock);
   }
   Func checked("cache_len_checked");

@@ -70,13 +70,16 @@ def cache_directory():
 
 class Argument:
     """One kernel argument: name, dtype ("f32", "i32", "u8", "f16", "bf16"),
-    logical shape as (size name, fixed value or None) pairs, and whether it
-    is an output."""
+    logical shape as (size name, fixed value or None) pairs, and its
+    direction: "in", "out", or "inout" for arguments the kernel reads and
+    updates in place (a KV cache's k_cache and v_cache)."""
 
     def __init__(self, info, index):
         self.index = index
         self.name = info.name.decode()
         self.is_output = bool(info.is_output)
+        self.is_inout = bool(info.is_written)
+        self.direction = "out" if self.is_output else "inout" if self.is_inout else "in"
         self.dtype_code = info.dtype
         self.dtype = _capi.DTYPE_NAMES.get(info.dtype, "?")
         self.shape = tuple((info.dims[d].name.decode(), info.dims[d].value or None)
@@ -84,7 +87,7 @@ class Argument:
         self.shape_text = info.shape_text.decode()
 
     def __repr__(self):
-        return "%s %s: %s" % ("out" if self.is_output else "in", self.name, self.shape_text)
+        return "%s %s: %s" % (self.direction, self.name, self.shape_text)
 
 
 class Kernel:
@@ -92,7 +95,9 @@ class Kernel:
     position (the kernel's order: inputs, then outputs). Outputs not given are
     allocated, as the kind of the inputs (torch tensors if any input is one,
     else numpy arrays), and returned: one array, or a tuple in output order.
-    A bf16 output allocated as numpy is uint16 raw bits (attnc.bf16_to_f32)."""
+    A bf16 output allocated as numpy is uint16 raw bits (attnc.bf16_to_f32).
+    In-out arguments (KV caches) must be given, as contiguous writable arrays
+    of their exact dtype: the kernel updates them in place, never a copy."""
 
     def __init__(self, library, handle):
         self._library = library  # keeps the shared library loaded
@@ -102,7 +107,10 @@ class Kernel:
         self.target = c.attn_kernel_target(handle).decode()
         self.arguments = [Argument(c.attn_kernel_arg(handle, i).contents, i)
                           for i in range(c.attn_kernel_arg_count(handle))]
+        # Everything the caller gives (in-out arguments included), and the
+        # in-out arguments alone.
         self.inputs = [a for a in self.arguments if not a.is_output]
+        self.inouts = [a for a in self.arguments if a.is_inout]
         self.outputs = [a for a in self.arguments if a.is_output]
         self._last_pointers = {}
 
@@ -125,9 +133,16 @@ class Kernel:
             if name in given:
                 raise TypeError("%s() got argument '%s' twice" % (self.name, name))
             given[name] = value
-        missing = [a.name for a in self.inputs if given.get(a.name) is None]
+        missing = [a.name for a in self.inputs
+                   if not a.is_inout and given.get(a.name) is None]
         if missing:
             raise TypeError("%s() is missing input(s): %s" % (self.name, ", ".join(missing)))
+        for a in self.inouts:
+            if given.get(a.name) is None:
+                raise ValueError("%s(): argument '%s' (%s) is in-out: the kernel updates it "
+                                 "in place, so it must be given (an array of %s)"
+                                 % (self.name, a.name, a.shape_text,
+                                    _arrays.expected_dtype_text(a.dtype_code)))
         return given
 
     def __call__(self, *args, threads=None, **kwargs):
@@ -137,7 +152,8 @@ class Kernel:
         tensors = (_capi.Tensor * n)()
         keep, arrays = [], {}
         for arg in self.inputs:
-            array, pointer = _arrays.as_view(arg.name, given[arg.name], arg.dtype_code, False)
+            array, pointer = _arrays.as_view(arg.name, given[arg.name], arg.dtype_code, False,
+                                             arg.is_inout)
             arrays[arg.name] = array
             _arrays.fill_tensor(tensors[arg.index], array, pointer, arg.dtype_code, keep)
         like_torch = any(_arrays.is_torch(given[a.name]) for a in self.inputs)

@@ -58,10 +58,15 @@ def expected_dtype_text(dtype):
     return _EXPECTED[dtype]
 
 
-def as_view(name, value, dtype, is_output):
+def as_view(name, value, dtype, is_output, is_inout=False):
     """(array, pointer): `value` as a contiguous array of the runtime's
     `dtype`, and its data pointer. Inputs that are not contiguous are copied
-    once; outputs must be contiguous (the kernel writes into them)."""
+    once; outputs must be contiguous (the kernel writes into them). In-out
+    arguments (KV caches) are never copied either: the kernel updates them in
+    place, and a copy would lose the update, so anything but a contiguous,
+    writable array of the right dtype is refused."""
+    if is_inout:
+        return _inout_view(name, value, dtype)
     if is_torch(value):
         torch = _torch()
         if value.device.type != "cpu":
@@ -91,6 +96,37 @@ def as_view(name, value, dtype, is_output):
         value = np.ascontiguousarray(value)
     if is_output and not value.flags.writeable:
         raise ValueError("argument '%s': the output array is read-only" % name)
+    return value, value.ctypes.data
+
+
+def _inout_view(name, value, dtype):
+    why = ("the kernel updates it in place, and a copy would lose the update")
+    if is_torch(value):
+        torch = _torch()
+        if value.device.type != "cpu":
+            raise ValueError("argument '%s': a %s tensor; attnc kernels run on the CPU"
+                             % (name, value.device.type))
+        if value.dtype not in _torch_dtypes(torch)[dtype][:1]:
+            raise ValueError("argument '%s' is in-out: dtype %s, expected %s (%s)"
+                             % (name, dtype_name(value), expected_dtype_text(dtype), why))
+        if value.requires_grad:
+            value = value.detach()  # the same memory
+        if not value.is_contiguous():
+            raise ValueError("argument '%s' is in-out and must be contiguous (%s)"
+                             % (name, why))
+        return value, value.data_ptr()
+    if not isinstance(value, np.ndarray):
+        raise ValueError("argument '%s' is in-out: it must be a numpy array or a torch "
+                         "tensor, not %s (%s)" % (name, type(value).__name__, why))
+    if value.dtype != np.dtype(_NUMPY_DTYPES[dtype][0]):
+        raise ValueError("argument '%s' is in-out: dtype %s, expected %s (%s)"
+                         % (name, value.dtype, expected_dtype_text(dtype), why))
+    if not value.flags.c_contiguous:
+        raise ValueError("argument '%s' is in-out and must be C-contiguous (%s)"
+                         % (name, why))
+    if not value.flags.writeable:
+        raise ValueError("argument '%s' is in-out: the array is read-only (%s)"
+                         % (name, why))
     return value, value.ctypes.data
 
 

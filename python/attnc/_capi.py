@@ -38,7 +38,8 @@ class DimInfo(ctypes.Structure):
 class ArgInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("is_output", ctypes.c_int),
                 ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("dims", ctypes.POINTER(DimInfo)), ("shape_text", ctypes.c_char_p)]
+                ("dims", ctypes.POINTER(DimInfo)), ("shape_text", ctypes.c_char_p),
+                ("is_written", ctypes.c_int)]
 
 
 def _library_path():

@@ -4,8 +4,10 @@
 // NAME_metadata, NAME_attnc_signature) plus a minimal fake of the Halide
 // runtime's error and thread hooks, so the runtime's loader, buffer building,
 // error routing and thread control are tested without the compiler. Built in
-// several variants (FAKE_VARIANT) that are broken in one way each, and one
-// (half) that holds a kernel of f16 and bf16 arguments instead.
+// several variants (FAKE_VARIANT) that are broken in one way each, one
+// (half) that holds a kernel of f16 and bf16 arguments instead, and one
+// (cache) with an in-out argument, a KV cache updated in place, whose
+// broken twin (cache_bad_kind) declares that argument an input to Halide.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/HalfFloat.h"
@@ -25,6 +27,8 @@
 #define FAKE_BAD_SIGNATURE 4
 #define FAKE_EMPTY_LIST 5
 #define FAKE_HALF 6
+#define FAKE_CACHE 7
+#define FAKE_CACHE_BAD_KIND 8
 
 namespace {
 void defaultError(void *, const char *msg) { std::fprintf(stderr, "%s", msg); }
@@ -210,10 +214,69 @@ extern const char half_io_attnc_signature[] = "h in f16 N\n"
                                               "b_out out bf16 N\n"
                                               "sum out f32 N\n";
 
+// --- append: x f32[B, N], cache f32[B, Lmax] (in-out), len i32[B] -> out f32[B]
+// Writes x[b, :] into cache[b, len[b] .. len[b] + N - 1] and returns the sum
+// of the sequence's rows 0 .. len[b] + N - 1, like a KV-cache kernel: the
+// contract lists the cache after x, but Halide's metadata puts it after
+// every input (it is an output buffer there), so only names join the two. A
+// sequence that does not fit fails before anything is written, with the
+// message of a failed Halide `require`.
+int append_argv(void **args) {
+  const halide_buffer_t *x = static_cast<halide_buffer_t *>(args[0]);
+  const halide_buffer_t *len = static_cast<halide_buffer_t *>(args[1]);
+  halide_buffer_t *cache = static_cast<halide_buffer_t *>(args[2]);
+  halide_buffer_t *out = static_cast<halide_buffer_t *>(args[3]);
+  int B = x->dim[1].extent, N = x->dim[0].extent, Lmax = cache->dim[0].extent;
+  const int32_t *lens = reinterpret_cast<const int32_t *>(len->host);
+  for (int b = 0; b < B; ++b)
+    if (lens[b] < 0 || lens[b] > Lmax - N) {
+      char message[256];
+      std::snprintf(message, sizeof message,
+                    "Requirement Failed: ((cache_overflow[0] == %d)) 0 KV cache: sequence %d "
+                    "has cache_len %d and %d new tokens, more than its cache's %d rows; "
+                    "nothing was written\n",
+                    B, b, lens[b], N, Lmax);
+      halide_error(nullptr, message);
+      return -27; // halide_error_code_requirement_failed
+    }
+  float *c = reinterpret_cast<float *>(cache->host);
+  const float *xp = reinterpret_cast<const float *>(x->host);
+  for (int b = 0; b < B; ++b) {
+    float sum = 0;
+    for (int n = 0; n < N; ++n)
+      c[b * cache->dim[1].stride + lens[b] + n] = xp[b * x->dim[1].stride + n];
+    for (int t = 0; t < lens[b] + N; ++t)
+      sum += c[b * cache->dim[1].stride + t];
+    reinterpret_cast<float *>(out->host)[b] = sum;
+  }
+  return 0;
+}
+static const halide_filter_argument_t appendArgs[] = {
+    {"x", halide_argument_kind_input_buffer, 2, kF32, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"len", halide_argument_kind_input_buffer, 1, kI32, nullptr, nullptr, nullptr,
+     nullptr, nullptr},
+    {"cache",
+     FAKE_VARIANT == FAKE_CACHE_BAD_KIND ? halide_argument_kind_input_buffer
+                                         : halide_argument_kind_output_buffer,
+     2, kF32, nullptr, nullptr, nullptr, nullptr, nullptr},
+    {"out", halide_argument_kind_output_buffer, 1, kF32, nullptr, nullptr,
+     nullptr, nullptr, nullptr},
+};
+static const halide_filter_metadata_t appendMetadata = {
+    1, 4, appendArgs, "x86-64-linux-fake", "append"};
+const halide_filter_metadata_t *append_metadata(void) { return &appendMetadata; }
+extern const char append_attnc_signature[] = "x in f32 B,N\n"
+                                             "cache inout f32 B,Lmax\n"
+                                             "len in i32 B\n"
+                                             "out out f32 B\n";
+
 #if FAKE_VARIANT == FAKE_EMPTY_LIST
 extern const char *const attnc_kernels[] = {nullptr};
 #elif FAKE_VARIANT == FAKE_HALF
 extern const char *const attnc_kernels[] = {"half_io", nullptr};
+#elif FAKE_VARIANT == FAKE_CACHE || FAKE_VARIANT == FAKE_CACHE_BAD_KIND
+extern const char *const attnc_kernels[] = {"append", nullptr};
 #elif FAKE_VARIANT != FAKE_NO_LIST
 extern const char *const attnc_kernels[] = {"naive_attn", "masked_sum", nullptr};
 #endif

@@ -80,7 +80,12 @@ typedef struct attn_dim_info {
   int64_t value;
 } attn_dim_info;
 
-/* One kernel argument, in the contract order of docs/language.md §6. */
+/* One kernel argument, in the contract order of docs/language.md §6.
+ * Directions: an input (is_output 0, is_written 0) is only read; an output
+ * (is_output 1) is only written; an in-out argument (is_output 0,
+ * is_written 1), a KV cache, is read and updated in place: it must be given,
+ * is checked like an input, and may not share memory with any other
+ * argument. */
 typedef struct attn_arg_info {
   const char *name;
   int is_output;
@@ -88,6 +93,8 @@ typedef struct attn_arg_info {
   int32_t rank;
   const attn_dim_info *dims; /* rank entries, outermost first */
   const char *shape_text;    /* e.g. "f32[B, H=8, Lq, D=64]" */
+  int is_written;            /* 1 for in-out arguments; last, so the fields
+                              * above keep their offsets */
 } attn_arg_info;
 
 typedef struct attn_library attn_library;
@@ -176,8 +183,8 @@ ATTN_API int64_t attn_kernel_arg_index(const attn_kernel *kernel,
 /* Checks `args` (one per kernel argument, in order) without running:
  * count, NULL data, dtype, rank, fixed sizes, agreement of each size name
  * across arguments, dense strides, Halide's int32 extent/stride limits,
- * alignment of data to the element size, outputs overlapping other
- * arguments. Messages name the argument and what was expected, e.g.
+ * alignment of data to the element size, outputs and in-out arguments
+ * overlapping other arguments. Messages name the argument and what was expected, e.g.
  * "argument 'v': dimension 2 (Lk) is 7 but 'k' has Lk = 5". */
 ATTN_API attn_status attn_kernel_check(const attn_kernel *kernel,
                                        const attn_tensor *args, size_t nargs,
@@ -204,8 +211,13 @@ ATTN_API attn_status attn_kernel_output_shape(const attn_kernel *kernel,
                                               size_t errlen);
 
 /* attn_kernel_check, then runs the kernel. Safe to call concurrently on the
- * same kernel from several threads (with distinct outputs). A Halide run-time
- * error comes back as ATTN_ERROR_KERNEL with Halide's message. */
+ * same kernel from several threads (with distinct outputs and in-out
+ * arguments). A Halide run-time error comes back as ATTN_ERROR_KERNEL with
+ * Halide's message; a failed requirement of the generated code comes back as
+ * its own words, e.g. "kernel 'decode' failed: KV cache: sequence 1 has
+ * cache_len 97 and 4 new tokens, more than its cache's 100 rows; nothing was
+ * written" (a kernel that fails that way leaves its in-out arguments as they
+ * were). */
 ATTN_API attn_status attn_kernel_run(const attn_kernel *kernel,
                                      const attn_tensor *args, size_t nargs,
                                      char *err, size_t errlen);

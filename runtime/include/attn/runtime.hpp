@@ -77,6 +77,10 @@ struct Argument {
   attn_dtype dtype;
   std::vector<attn_dim_info> dims;
   std::string shapeText;
+  /// An in-out argument (a KV cache): read, then updated in place.
+  bool isWritten = false;
+  /// "in", "out" or "inout".
+  const char *direction() const { return isOutput ? "out" : isWritten ? "inout" : "in"; }
 };
 
 class Kernel {
@@ -93,7 +97,7 @@ public:
       throw Error(ATTN_ERROR_INVALID, "argument index out of range");
     return {info->name, info->is_output != 0, info->dtype,
             std::vector<attn_dim_info>(info->dims, info->dims + info->rank),
-            info->shape_text};
+            info->shape_text, info->is_written != 0};
   }
   std::vector<Argument> arguments() const {
     std::vector<Argument> args;

@@ -51,6 +51,21 @@ bool convertInput(const std::string &name, attn_dtype want, NpyArray &array,
   return true;
 }
 
+bool checkInoutFile(const std::string &name, attn_dtype want, const NpyArray &array,
+                    std::string &error) {
+  if ((want != ATTN_F16 && want != ATTN_BF16) || array.dtype() == want)
+    return true;
+  error = "argument '" + name + "' is an in-out " + attn_dtype_name(want) +
+          " argument, written back to its file after the run: the file must hold " +
+          fileType(want) + ", not " + fileType(array.dtype()) +
+          (array.dtype() == ATTN_F32
+               ? std::string(", which writing back would change to ") + fileType(want) +
+                     "; convert it first (NumPy: " +
+                     (want == ATTN_F16 ? "a.astype('<f2')" : "attnc.f32_to_bf16(a)") + ")"
+               : std::string());
+  return false;
+}
+
 const NpyArray *outputToWrite(const NpyArray &array, bool raw, NpyArray &storage) {
   if (raw || (array.dtype() != ATTN_F16 && array.dtype() != ATTN_BF16))
     return &array;

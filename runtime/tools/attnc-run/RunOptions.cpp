@@ -16,7 +16,8 @@ namespace attnc::run {
 
 const char *runUsage() {
   return "usage: attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ...\n"
-         "                 [--out ARG=FILE.npy ...] [--raw] [--bench N] [--threads N]\n"
+         "                 [--inout ARG=FILE.npy ...] [--out ARG=FILE.npy ...]\n"
+         "                 [--raw] [--bench N] [--threads N]\n"
          "       attnc-run LIB.so|MODEL.attn --list\n"
          "\n"
          "Runs a kernel of an attnc kernel library on .npy inputs and writes .npy\n"
@@ -29,8 +30,15 @@ const char *runUsage() {
          "bf16 bits (NumPy has no bfloat16). Rounding is to nearest even. f16 and\n"
          "bf16 outputs are written as <f4 (exactly) unless --raw is given.\n"
          "\n"
+         "In-out arguments (the k_cache and v_cache of a KV-cache kernel) are read\n"
+         "from their file and, after a successful run, the updated array is written\n"
+         "back to the same file, in the file's own type: a 16-bit cache file must\n"
+         "hold that type (<f2 for f16, <u2 bits for bf16), never <f4. A kernel that\n"
+         "fails (a cache too small for the new tokens) changes no file.\n"
+         "\n"
          "  --kernel NAME      the kernel to run (optional when the library has one)\n"
          "  --in ARG=FILE      an input argument from a .npy file\n"
+         "  --inout ARG=FILE   an in-out argument: read from FILE, then updated in it\n"
          "  --out ARG=FILE     write an output argument to a .npy file\n"
          "  --raw              write f16 outputs as <f2 and bf16 outputs as <u2 bits\n"
          "  --bench N          time N runs; print the median and GFLOP/s\n"
@@ -115,7 +123,7 @@ bool parseRunOptions(int argc, const char *const *argv, RunOptions &options,
         return false;
       }
       options.kernel = value;
-    } else if (option == "--in" || option == "--out") {
+    } else if (option == "--in" || option == "--out" || option == "--inout") {
       if (!takeValue())
         return false;
       std::pair<std::string, std::string> binding;
@@ -125,7 +133,10 @@ bool parseRunOptions(int argc, const char *const *argv, RunOptions &options,
         error = "argument '" + binding.first + "' is given twice";
         return false;
       }
-      (option == "--in" ? options.inputs : options.outputs).push_back(binding);
+      (option == "--in"    ? options.inputs
+       : option == "--out" ? options.outputs
+                           : options.inouts)
+          .push_back(binding);
     } else if (option == "--bench") {
       if (!takeValue() || !parseCount(option, value, 1, options.bench, error))
         return false;

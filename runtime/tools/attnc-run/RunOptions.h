@@ -18,6 +18,8 @@ struct RunOptions {
   std::string kernel;  // empty: the library's only kernel
   std::vector<std::pair<std::string, std::string>> inputs;  // ARG, FILE
   std::vector<std::pair<std::string, std::string>> outputs; // ARG, FILE
+  /// In-out arguments (KV caches): read from FILE, written back after the run.
+  std::vector<std::pair<std::string, std::string>> inouts; // ARG, FILE
   int bench = 0;    // timed runs; 0 = run once
   int threads = -1; // -1 = leave Halide's default
   bool raw = false;  // write 16-bit outputs as their own bits, not widened to f32

@@ -1,11 +1,13 @@
 //===- attnc-run.cpp - Run an attnc kernel on .npy files ------------------===//
 //
-// `attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ... --out
-// ARG=FILE.npy` (docs/tools.md §4): loads the library (or compiles the
-// .attn file through the run-time cache) with libattnrt's C++ API, reads
-// the inputs, allocates outputs from the shapes the inputs imply, runs (or
-// times with --bench) and writes the outputs. Exit codes: 0 success, 1 an
-// error in the inputs or the library, 2 a bad command line.
+// `attnc-run LIB.so|MODEL.attn [--kernel NAME] --in ARG=FILE.npy ... --inout
+// ARG=FILE.npy ... --out ARG=FILE.npy` (docs/tools.md §4): loads the library
+// (or compiles the .attn file through the run-time cache) with libattnrt's
+// C++ API, reads the inputs and in-out arguments (KV caches), allocates
+// outputs from the shapes the inputs imply, runs (or times with --bench) and
+// writes the outputs and the updated in-out arguments back, all or nothing.
+// Exit codes: 0 success, 1 an error in the inputs or the library or a kernel
+// that failed (no file changed), 2 a bad command line.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/runtime.hpp"
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,8 +96,16 @@ void listKernels(const attn::Library &lib) {
       std::printf("  variant %s\n", variants.substr(pos, end - pos).c_str());
       pos = end + 1;
     }
-    for (const attn::Argument &a : k.arguments())
-      std::printf("  %-3s %-10s %s\n", a.isOutput ? "out" : "in",
+    // Columns as wide as this kernel's directions ("inout" for KV caches)
+    // and names need.
+    std::vector<attn::Argument> args = k.arguments();
+    int directionWidth = 3, nameWidth = 10;
+    for (const attn::Argument &a : args) {
+      directionWidth = std::max(directionWidth, int(std::strlen(a.direction())));
+      nameWidth = std::max(nameWidth, int(a.name.size()));
+    }
+    for (const attn::Argument &a : args)
+      std::printf("  %-*s %-*s %s\n", directionWidth, a.direction(), nameWidth,
                   a.name.c_str(), a.shapeText.c_str());
   }
 }
@@ -130,33 +141,48 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     names.push_back(args[i].name);
   }
 
-  // Every binding must name an argument of the right direction.
+  // Every binding must name an argument of the right direction: an in-out
+  // argument (a KV cache) given with --in would be updated and then lost.
+  enum Direction { In, Out, InOut };
+  auto directionOf = [](const attn::Argument &a) {
+    return a.isOutput ? Out : a.isWritten ? InOut : In;
+  };
+  static const char *const kWhat[] = {"an input", "an output", "an in-out argument"};
+  static const char *const kOption[] = {"--in", "--out", "--inout"};
   std::vector<const std::string *> files(args.size(), nullptr);
-  auto bind = [&](const std::pair<std::string, std::string> &b, bool output) {
+  auto bind = [&](const std::pair<std::string, std::string> &b, Direction given) {
     auto it = index.find(b.first);
     if (it == index.end())
       throw RunError{"kernel '" + kernel.name() + "' has no argument '" +
                      b.first + "'; its arguments are " + join(names)};
     const attn::Argument &a = args[it->second];
-    if (a.isOutput != output)
-      throw RunError{"'" + b.first + "' is an " +
-                     (a.isOutput ? "output" : "input") + " of kernel '" +
-                     kernel.name() + "'; pass it with " +
-                     (a.isOutput ? "--out" : "--in")};
+    Direction want = directionOf(a);
+    if (want != given)
+      throw RunError{"'" + b.first + "' is " + kWhat[want] + " of kernel '" +
+                     kernel.name() + "'" +
+                     (want == InOut ? " (the kernel updates it in place)" : "") +
+                     "; pass it with " + kOption[want] +
+                     (want == InOut ? " " + b.first + "=FILE.npy: the file is read, then "
+                                      "written back with the updated array"
+                                    : "")};
     files[it->second] = &b.second;
   };
   for (const auto &b : options.inputs)
-    bind(b, false);
+    bind(b, In);
   for (const auto &b : options.outputs)
-    bind(b, true);
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < args.size(); ++i)
-    if (!args[i].isOutput && !files[i])
-      missing.push_back(args[i].name + " : " + args[i].shapeText);
-  if (!missing.empty())
-    throw RunError{"missing --in for input" +
-                   std::string(missing.size() > 1 ? "s " : " ") +
-                   join(missing)};
+    bind(b, Out);
+  for (const auto &b : options.inouts)
+    bind(b, InOut);
+  for (Direction d : {In, InOut}) {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (directionOf(args[i]) == d && !files[i])
+        missing.push_back(args[i].name + " : " + args[i].shapeText);
+    if (!missing.empty())
+      throw RunError{std::string("missing ") + kOption[d] + " for " +
+                     (d == In ? "input" : "in-out argument") +
+                     (missing.size() > 1 ? "s " : " ") + join(missing)};
+  }
 
   // Inputs from files; outputs shaped by what the inputs imply.
   std::vector<NpyArray> arrays(args.size());
@@ -167,7 +193,10 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     std::string error;
     if (!attnc::runtime::readNpy(*files[i], arrays[i], error))
       throw RunError{"argument '" + args[i].name + "': " + error};
-    if (!attnc::run::convertInput(args[i].name, args[i].dtype, arrays[i], error))
+    bool ok = args[i].isWritten
+                  ? attnc::run::checkInoutFile(args[i].name, args[i].dtype, arrays[i], error)
+                  : attnc::run::convertInput(args[i].name, args[i].dtype, arrays[i], error);
+    if (!ok)
       throw RunError{error};
     tensors[i] = arrays[i].view();
   }
@@ -216,15 +245,17 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
                   "and Dv)\n");
   }
 
-  // All or nothing: every output goes to a temporary file first; only when
-  // all are written are they renamed over their destinations.
+  // All or nothing: every output and in-out argument goes to a temporary
+  // file first; only when all are written are they renamed over their
+  // destinations. In-out arguments go back in the type they were read as.
   attnc::run::OutputBatch batch;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].isOutput || !files[i])
+    if (!(args[i].isOutput || args[i].isWritten) || !files[i])
       continue;
     std::string error, temporary;
     NpyArray widened;
-    const NpyArray *out = attnc::run::outputToWrite(arrays[i], options.raw, widened);
+    const NpyArray *out = attnc::run::outputToWrite(
+        arrays[i], options.raw || args[i].isWritten, widened);
     if (!out)
       throw RunError{"argument '" + args[i].name + "': out of memory"};
     if (!attnc::runtime::writeNpyTemporary(*files[i], out->dtype(), out->shape(),
@@ -262,6 +293,11 @@ int main(int argc, char **argv) {
     readFiles.push_back({"input '" + arg + "'", file});
   for (const auto &[arg, file] : options.outputs)
     outputs.push_back({"output '" + arg + "'", file});
+  // An in-out file is read and then rewritten, so it is checked as an
+  // output: it may not be the library, an input's, an output's or another
+  // in-out argument's file.
+  for (const auto &[arg, file] : options.inouts)
+    outputs.push_back({"in-out '" + arg + "'", file});
   if (!attnc::run::checkOutputsAreDistinct(readFiles, outputs, error)) {
     std::fprintf(stderr, "attnc-run: error: %s\n", error.c_str());
     return 2;

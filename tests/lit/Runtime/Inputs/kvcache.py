@@ -145,6 +145,10 @@ def main(argv):
         full = list(lengths(cfg, 0))
         full[1] = cfg["rows"] * (len(cfg["table"][0]) if "table" in cfg else 1)
         np.save(path("full_len.npy"), np.array(full, dtype="<i4"))
+        # Room for exactly the 2 new tokens of step 1: they land in the last block.
+        edge = list(full)
+        edge[1] -= 2
+        np.save(path("edge_len.npy"), np.array(edge, dtype="<i4"))
         if "table" in cfg:
             table = [[e if e < cfg["num_blocks"] else 1 for e in row] for row in cfg["table"]]
             np.save(path("full_table.npy"), np.array(table, dtype="<i4"))
