@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -212,6 +213,43 @@ static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &i
   return "";
 }
 
+/// Compiles the row's kernel (timed) and runs it once with `run`; `res`
+/// says how that went. A 16-bit `out` (its bits) is widened into `out`.
+static std::unique_ptr<AttncKernel>
+compileAndRunOnce(const Config &c, const Options &o, ImplResult &res,
+                  const std::function<int(AttncKernel &)> &run,
+                  const std::vector<uint16_t> &outBits, std::vector<float> &out) {
+  if (o.attnc.empty()) {
+    res.note = "no attnc binary (baselines only)";
+    return nullptr;
+  }
+  std::string err, src = extractKernel(o.kernelsText, c.kernel, err);
+  if (src.empty()) {
+    res.status = "failed";
+    res.note = err;
+    return nullptr;
+  }
+  std::string dir = o.outDir + "/kernels";
+  mkdir(dir.c_str(), 0755);
+  auto kernel = std::make_unique<AttncKernel>(o.attnc, src, c.target, c.kernel, dir);
+  res.compileSeconds = kernel->compileSeconds();
+  res.status = kernel->status();
+  res.note = kernel->message();
+  if (!kernel->ok())
+    return kernel;
+  kernel->setThreads(o.threads);
+  int rc = run(*kernel);
+  if (c.dtype == Dtype::F16)
+    attnc::runtime::widenF16(outBits.data(), out.data(), outBits.size());
+  else if (c.dtype == Dtype::Bf16)
+    attnc::runtime::widenBf16(outBits.data(), out.data(), outBits.size());
+  if (rc != 0) {
+    res.status = "failed";
+    res.note = rc == -1000 ? kernel->message() : c.kernel + "_run returned " + std::to_string(rc);
+  }
+  return kernel;
+}
+
 static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPool &pool) {
   ConfigResult r;
   std::vector<Tensor> inputs = makeInputs(c, configSeed(c, o.seed));
@@ -229,37 +267,10 @@ static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPo
   void *outAttnc = outBits.empty() ? static_cast<void *>(outA.data()) : outBits.data();
 
   // --- attnc: compile (timed) and one run, which stores the new rows --------
-  std::unique_ptr<AttncKernel> kernel;
+  std::unique_ptr<AttncKernel> kernel = compileAndRunOnce(
+      c, o, r.attnc, [&](AttncKernel &k) { return k.run(args, outAttnc, c.B, c.Lq, c.Lk, sizes); },
+      outBits, outA);
   auto runAttnc = [&] { return kernel->run(args, outAttnc, c.B, c.Lq, c.Lk, sizes); };
-  if (o.attnc.empty()) {
-    r.attnc.note = "no attnc binary (baselines only)";
-  } else {
-    std::string err, src = extractKernel(o.kernelsText, c.kernel, err);
-    if (src.empty()) {
-      r.attnc.status = "failed";
-      r.attnc.note = err;
-    } else {
-      std::string dir = o.outDir + "/kernels";
-      mkdir(dir.c_str(), 0755);
-      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.target, c.kernel, dir);
-      r.attnc.compileSeconds = kernel->compileSeconds();
-      r.attnc.status = kernel->status();
-      r.attnc.note = kernel->message();
-      if (kernel->ok()) {
-        kernel->setThreads(o.threads);
-        int rc = runAttnc();
-        if (c.dtype == Dtype::F16)
-          attnc::runtime::widenF16(outBits.data(), outA.data(), outBits.size());
-        else if (c.dtype == Dtype::Bf16)
-          attnc::runtime::widenBf16(outBits.data(), outA.data(), outBits.size());
-        if (rc != 0) {
-          r.attnc.status = "failed";
-          r.attnc.note = rc == -1000 ? kernel->message()
-                                     : c.kernel + "_run returned " + std::to_string(rc);
-        }
-      }
-    }
-  }
   const bool attncRuns = r.attnc.status == "ok";
 
   // --- the naive referee per sequence, whole or on the first and last rows --
@@ -369,39 +380,12 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
   void *outAttnc = outBits.empty() ? static_cast<void *>(outA.data()) : outBits.data();
 
   // --- attnc: compile (timed) and one run --------------------------------
-  std::unique_ptr<AttncKernel> kernel;
   // Packed: the kernel's B counts the sequences.
   const int64_t kernelB = c.kind == Kind::Packed ? int64_t(c.seqLens.size()) : c.B;
+  std::unique_ptr<AttncKernel> kernel = compileAndRunOnce(
+      c, o, r.attnc, [&](AttncKernel &k) { return k.run(args, outAttnc, kernelB, c.Lq, c.Lk); },
+      outBits, outA);
   auto runAttnc = [&] { return kernel->run(args, outAttnc, kernelB, c.Lq, c.Lk); };
-  if (o.attnc.empty()) {
-    r.attnc.note = "no attnc binary (baselines only)";
-  } else {
-    std::string err, src = extractKernel(o.kernelsText, c.kernel, err);
-    if (src.empty()) {
-      r.attnc.status = "failed";
-      r.attnc.note = err;
-    } else {
-      std::string dir = o.outDir + "/kernels";
-      mkdir(dir.c_str(), 0755);
-      kernel = std::make_unique<AttncKernel>(o.attnc, src, c.target, c.kernel, dir);
-      r.attnc.compileSeconds = kernel->compileSeconds();
-      r.attnc.status = kernel->status();
-      r.attnc.note = kernel->message();
-      if (kernel->ok()) {
-        kernel->setThreads(o.threads);
-        int rc = runAttnc();
-        if (c.dtype == Dtype::F16)
-          attnc::runtime::widenF16(outBits.data(), outA.data(), outBits.size());
-        else if (c.dtype == Dtype::Bf16)
-          attnc::runtime::widenBf16(outBits.data(), outA.data(), outBits.size());
-        if (rc != 0) {
-          r.attnc.status = "failed";
-          r.attnc.note = rc == -1000 ? kernel->message()
-                                     : c.kernel + "_run returned " + std::to_string(rc);
-        }
-      }
-    }
-  }
   const bool attncRuns = r.attnc.status == "ok";
 
   // --- the naive referee, whole or on the first and last rows -------------
