@@ -213,6 +213,21 @@ static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &i
   return "";
 }
 
+/// The OpenBLAS baseline's output against the reference (attnc's when it
+/// agrees with the naive loop, else the naive loop's).
+static void checkBlas(const Config &c, ConfigResult &r, const std::vector<float> &ref,
+                      const char *refName, const std::vector<float> &outB, int64_t width,
+                      bool wholeRows) {
+  r.blas.maxErr = maxDiff(outB, ref, width, c.Lq, wholeRows);
+  r.blas.checkedAgainst = refName;
+  if (!(r.blas.maxErr <= r.tolerance)) {
+    r.blas.status = "wrong";
+    r.blas.note = "OpenBLAS baseline disagrees with " + r.blas.checkedAgainst +
+                  ": max |diff| " + std::to_string(r.blas.maxErr);
+    loud(c, r.blas.note);
+  }
+}
+
 /// Compiles the row's kernel (timed) and runs it once with `run`; `res`
 /// says how that went. A 16-bit `out` (its bits) is widened into `out`.
 static std::unique_ptr<AttncKernel>
@@ -325,15 +340,8 @@ static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPo
       loud(c, r.attnc.note);
     }
   }
-  const std::vector<float> &ref = attncAgrees ? outA : outN;
-  r.blas.maxErr = maxDiff(outB, ref, width, c.Lq, attncAgrees || naiveWhole);
-  r.blas.checkedAgainst = attncAgrees ? "attnc" : "naive";
-  if (!(r.blas.maxErr <= r.tolerance)) {
-    r.blas.status = "wrong";
-    r.blas.note = "OpenBLAS baseline disagrees with " + r.blas.checkedAgainst +
-                  ": max |diff| " + std::to_string(r.blas.maxErr);
-    loud(c, r.blas.note);
-  }
+  checkBlas(c, r, attncAgrees ? outA : outN, attncAgrees ? "attnc" : "naive", outB, width,
+            attncAgrees || naiveWhole);
   r.refSource = attncAgrees ? "attnc" : "naive";
   // No PyTorch inputs: torch_baseline.py has no cache kernels.
 
@@ -433,15 +441,8 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
       loud(c, r.attnc.note);
     }
   }
-  const std::vector<float> &ref = attncAgrees ? outA : outN;
-  r.blas.maxErr = maxDiff(outB, ref, width, c.Lq, attncAgrees || naiveWhole);
-  r.blas.checkedAgainst = attncAgrees ? "attnc" : "naive";
-  if (!(r.blas.maxErr <= r.tolerance)) {
-    r.blas.status = "wrong";
-    r.blas.note = "OpenBLAS baseline disagrees with " + r.blas.checkedAgainst +
-                  ": max |diff| " + std::to_string(r.blas.maxErr);
-    loud(c, r.blas.note);
-  }
+  checkBlas(c, r, attncAgrees ? outA : outN, attncAgrees ? "attnc" : "naive", outB, width,
+            attncAgrees || naiveWhole);
   const std::vector<float> *torchRef = nullptr;
   if (attncAgrees) {
     torchRef = &outA;
