@@ -163,7 +163,7 @@ public:
         return c.emitOpError("must read the kernel arguments 'cache_len' and 'block_table'");
     if (ck.getKind() != cv.getKind() || ck.getBlock() != cv.getBlock())
       return op.emitOpError("k and v caches must be of one kind and block size");
-    bool paged = ck.getKind() == "paged";
+    bool paged = ck.getKind() == attn::CacheKind::paged;
     spec.cache = {paged ? CacheKind::Paged : CacheKind::Contiguous,
                   paged ? (int64_t)*ck.getBlock() : 0};
     auto cacheType = ck.getCache().getType().cast<RankedTensorType>();

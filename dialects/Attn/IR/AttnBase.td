@@ -71,10 +71,8 @@ def Attn_RotaryRowsAttr : StrEnumAttr<"RotaryRows", "whose positions rotary embe
   let cppNamespace = "::mlir::attn";
 }
 
-def Attn_CacheKindAttr : StrEnumAttr<"CacheKind", "how a KV cache stores its rows", [
-    StrEnumAttrCase<"contiguous">, StrEnumAttrCase<"paged">]> {
-  let cppNamespace = "::mlir::attn";
-}
+def Attn_CacheKindAttr : Attn_KindAttr<"CacheKind", "how a KV cache stores its rows", [
+    StrEnumAttrCase<"contiguous">, StrEnumAttrCase<"paged">]>;
 
 def Attn_LayoutAttr : StrEnumAttr<"Layout", "memory order of q, k, v, out", [
     StrEnumAttrCase<"bhsd">, StrEnumAttrCase<"bshd">]> {

@@ -399,7 +399,7 @@ static LogicalResult verify(CacheOp op) {
     return op.emitOpError("cache, new rows and result must agree in kv heads and width");
   if (!compatible(dim(op.getCacheLen(), 0), dim(n, 0)))
     return op.emitOpError("cache_len must hold one length per sequence of the new rows");
-  bool paged = op.getKind() == "paged";
+  bool paged = op.getKind() == CacheKind::paged;
   if (paged != (bool)op.getBlockTable() || paged != op.getBlock().hasValue())
     return op.emitOpError(paged ? "paged caches need a block_table operand and a block size"
                                 : "contiguous caches take no block_table or block size");
