@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 
 namespace {
 
@@ -340,7 +341,8 @@ TEST(CacheErrors, OverflowWritesNothing) {
 TEST(CacheErrors, BlockOutsideThePoolWritesNothing) {
   std::mt19937 rng{6};
   CacheProblem p{2, 1, 8, 8, 3, {5, 30}};
-  auto [kc, vc] = makeCaches(p, true, 16, false, rng);
+  Cache kc, vc; // (not a structured binding: the lambda below captures them)
+  std::tie(kc, vc) = makeCaches(p, true, 16, false, rng);
   NewTokens t = newTokens(p, rng);
   Vec out((size_t)p.B() * p.H * p.Lq * p.Dv), lse((size_t)p.B() * p.H * p.Lq);
   auto run = [&](std::vector<int32_t> table) {
