@@ -462,7 +462,6 @@ private:
   void makeCacheInputs() {
     bool bshd = spec.layout == Layout::BSHD;
     bool rotary = spec.positional == PositionalKind::Rotary;
-    const ArgSpec &kCacheArg = *argByName.at("k_cache");
     Expr numBlocks = spec.cache.paged() ? extentOf("num_blocks") : Expr(0);
     ImageParam blockTable = spec.cache.paged() ? param("block_table") : ImageParam();
     CacheLayout layout(spec, f.Lk, numBlocks, blockTable);
@@ -486,16 +485,18 @@ private:
     // The writes: row r of sequence b at cache_len[b] + r (checked above).
     RDom w(0, f.Lq, 0, f.B, "new_rows");
     Expr t = clamp(f.cacheLen(w.y) + w.x, 0, f.Lk - 1);
-    Type stored = halideType(kCacheArg.type);
-    layout.write(f.kCache, f.d, t, f.g, w.y, cast(stored, kStored(f.d, w.x, f.g, w.y)));
-    layout.write(f.vCache, f.d, t, f.g, w.y,
-                 cast(halideType(argByName.at("v_cache")->type), vNew(f.d, w.x, f.g, w.y)));
-    Expr cj2 = clampRow(f.j, f.Lk);
-    f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, cj2, f.g, f.b));
+    auto storedAs = [&](const char *cache, const Expr &value) {
+      return cast(halideType(argByName.at(cache)->type), value); // rounded once, RNE
+    };
+    layout.write(f.kCache, f.d, t, f.g, w.y, storedAs("k_cache", kStored(f.d, w.x, f.g, w.y)));
+    layout.write(f.vCache, f.d, t, f.g, w.y, storedAs("v_cache", vNew(f.d, w.x, f.g, w.y)));
+    // Then every key and value is read back from the caches.
+    Expr row = clampRow(f.j, f.Lk);
+    f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, row, f.g, f.b));
     // Rows past a sequence's keys may hold anything, NaN included: masked
     // scores give them p = 0, and 0 * NaN would still poison P.V.
     f.vIn(f.d, f.j, f.g, f.b) = select(f.j < f.cacheLen(f.b) + f.Lq,
-                                       widened(layout.at(f.vCache, f.d, cj2, f.g, f.b)), 0.0f);
+                                       widened(layout.at(f.vCache, f.d, row, f.g, f.b)), 0.0f);
     for (Func cache : {f.kCache, f.vCache}) {
       f.outputs.push_back(cache);
       f.caches.push_back(cache);
