@@ -286,6 +286,7 @@ private:
     if (packed && name == "B+1") return packed->count + 1;
     if (spec.cache.any() && name == "Lmax") return f.Lk;
     if (spec.cache.any() && name == "max_blocks") return extentOf("max_blocks");
+    if (spec.cache.any() && name == "num_blocks") return extentOf("num_blocks"); // v_cache's = k_cache's
     return Expr();
   }
 
