@@ -213,6 +213,15 @@ static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &i
   return "";
 }
 
+/// The check's bound: docs/language.md §2's 1e-4 * max(1, max |ref|), or the
+/// storage types' bound of the coarser 16-bit format, * max(1, max |v|).
+static double tolerance(const Config &c, const std::vector<float> &ref, double maxV) {
+  if (!c.has16BitInputs())
+    return 1e-4 * std::fmax(1.0, maxAbs(ref));
+  bool bf16 = c.dtype == Dtype::Bf16 || c.kvDtype == Dtype::Bf16;
+  return (bf16 ? 8e-3 : 2e-3) * std::fmax(1.0, maxV); // (fmax skips NaN)
+}
+
 /// The OpenBLAS baseline's output against the reference (attnc's when it
 /// agrees with the naive loop, else the naive loop's).
 static void checkBlas(const Config &c, ConfigResult &r, const std::vector<float> &ref,
@@ -313,13 +322,8 @@ static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPo
   runBlas();
 
   // --- checks, before any timing --------------------------------------------
-  r.tolerance = 1e-4 * std::fmax(1.0, maxAbs(outN));
-  if (c.has16BitInputs()) {
-    bool bf16 = c.dtype == Dtype::Bf16 || c.kvDtype == Dtype::Bf16;
-    double maxV = std::fmax(maxAbs(named(inputs, "v").data),
-                            maxAbs(named(inputs, "v_cache").data)); // fmax skips NaN
-    r.tolerance = (bf16 ? 8e-3 : 2e-3) * std::fmax(1.0, maxV);
-  }
+  r.tolerance = tolerance(c, outN, std::fmax(maxAbs(named(inputs, "v").data),
+                                             maxAbs(named(inputs, "v_cache").data)));
   r.naive.status = "ok";
   r.blas.status = "ok";
   bool attncAgrees = false;
@@ -414,15 +418,11 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
   // --- checks, before any timing ------------------------------------------
   // attnc's output is the reference once it agrees with the naive loop;
   // otherwise the naive loop is (on the rows it computed).
-  r.tolerance = 1e-4 * std::fmax(1.0, maxAbs(outN));
-  if (c.has16BitInputs()) { // the storage types' bound, of the coarser format
-    bool bf16 = c.dtype == Dtype::Bf16 || c.kvDtype == Dtype::Bf16;
-    double maxV = 0;
-    for (const Tensor &t : inputs)
-      if (t.name == "v")
-        maxV = maxAbs(t.data);
-    r.tolerance = (bf16 ? 8e-3 : 2e-3) * std::fmax(1.0, maxV);
-  }
+  double maxV = 0; // (rows with projections have no v)
+  for (const Tensor &t : inputs)
+    if (t.name == "v")
+      maxV = maxAbs(t.data);
+  r.tolerance = tolerance(c, outN, maxV);
   r.naive.status = "ok";
   r.blas.status = "ok";
   bool attncAgrees = false;
