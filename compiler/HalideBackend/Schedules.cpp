@@ -51,13 +51,12 @@ int constantOf(const Expr &e, int fallback) {
   return fallback;
 }
 
-/// A projection's matrix product p(c, row, ...) += x(r, row) * w(c, r): a
-/// register block of 4 rows x 4 vectors of c with the reduction outside the
-/// unrolled block (16 accumulators stay in registers), row tiles in parallel.
-/// A matrix product's update as a register-blocked micro-kernel: 4 rows x
-/// 4 vectors of columns held across the whole reduction; returns the stage
-/// and its outermost row-tile variable.
+/// A projection's matrix product p(c, row, ...) += x(r, row) * w(c, r) as a
+/// register-blocked micro-kernel: 4 rows x 4 vectors of columns (AVX-512's 32
+/// registers; 4 x 2 on AVX2's 16, where 16 accumulators spill) held across
+/// the whole reduction; returns the stage (its outermost variable is rowO).
 Stage blockMatrixProduct(Func p, int vec, Var rowO) {
+  const int colVectors = vec >= 16 ? 4 : 2;
   std::vector<Var> args = p.args();
   Var c = args[0], row = args[1];
   Var rowI("rowI"), cO("cO"), cM("cM"), cI("cI");
@@ -71,7 +70,7 @@ Stage blockMatrixProduct(Func p, int vec, Var rowO) {
     order.push_back(args[k]);
   Stage stage = p.update();
   stage.split(row, rowO, rowI, 4, TailStrategy::GuardWithIf)
-      .split(c, cO, c, 4 * vec, TailStrategy::GuardWithIf)
+      .split(c, cO, c, colVectors * vec, TailStrategy::GuardWithIf)
       .split(c, cM, cI, vec, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(cI)
@@ -396,8 +395,8 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
       scheduleProjectionAt(f.kHoist, *p.stateTask, vec);
     else
       scheduleProjection(f.kHoist, vec);
-    notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (4 rows x 4 "
-                                "vectors), W transposed once; k_hoist ") +
+    notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (4 rows x ") +
+                    (vec >= 16 ? "4" : "2") + " vectors), W transposed once; k_hoist " +
                     (p.stateTask ? "per softmax_state task" : "compute_root"));
   }
 }
