@@ -213,6 +213,22 @@ static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &i
   return "";
 }
 
+/// Times attnc's kernel (when it ran, even if wrong); memory-bound rows
+/// take the read-bandwidth probe right before and after, the better of two.
+static void timeAttnc(const Config &c, ThreadPool &pool, AttncKernel *kernel,
+                      const std::function<int()> &run, ConfigResult &r) {
+  if (!kernel || (r.attnc.status != "ok" && r.attnc.status != "wrong"))
+    return;
+  const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
+  if (c.memoryBound)
+    r.readGbs = measureReadBandwidth(pool, probeBytes);
+  r.attnc.timing = timeIt([&] { run(); });
+  r.attnc.timed = true;
+  if (c.memoryBound)
+    r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
+  kernel->releaseThreads();
+}
+
 /// The check's bound: docs/language.md §2's 1e-4 * max(1, max |ref|), or the
 /// storage types' bound of the coarser 16-bit format, * max(1, max |v|).
 static double tolerance(const Config &c, const std::vector<float> &ref, double maxV) {
@@ -350,16 +366,7 @@ static ConfigResult benchCacheConfig(const Config &c, const Options &o, ThreadPo
   // No PyTorch inputs: torch_baseline.py has no cache kernels.
 
   // --- timing: every call writes the same new rows at the same place --------
-  if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
-    const int64_t probeBytes = int64_t(512) << 20;
-    if (c.memoryBound)
-      r.readGbs = measureReadBandwidth(pool, probeBytes);
-    r.attnc.timing = timeIt([&] { runAttnc(); });
-    r.attnc.timed = true;
-    if (c.memoryBound)
-      r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
-    kernel->releaseThreads();
-  }
+  timeAttnc(c, pool, kernel.get(), runAttnc, r);
   if (c.flops() <= o.naiveMaxFlops) {
     r.naive.timing = timeIt([&] { runNaive(0, c.Lq); });
     r.naive.timed = true;
@@ -456,16 +463,7 @@ ConfigResult benchConfig(const Config &c, const Options &o, ThreadPool &pool) {
     writeTorchInputs(c, o, inputs, torchRef, r);
 
   // --- timing -------------------------------------------------------------
-  if (kernel && (r.attnc.status == "ok" || r.attnc.status == "wrong")) {
-    const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
-    if (c.memoryBound)
-      r.readGbs = measureReadBandwidth(pool, probeBytes);
-    r.attnc.timing = timeIt([&] { runAttnc(); });
-    r.attnc.timed = true;
-    if (c.memoryBound)
-      r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
-    kernel->releaseThreads();
-  }
+  timeAttnc(c, pool, kernel.get(), runAttnc, r);
   if (c.flops() <= o.naiveMaxFlops) {
     r.naive.timing = timeIt([&] { naiveAttention(c, inputs, outN.data(), pool, 0, c.Lq); });
     r.naive.timed = true;
