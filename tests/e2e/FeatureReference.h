@@ -141,6 +141,16 @@ inline Ref outputProject(const Ref &heads, const Vec &wo, const Vec *bo, int B, 
   return r;
 }
 
+/// Rows [t0, t0 + L) of packed [T, heads, W] as one sequence [1, heads, L, W].
+inline Ref sequenceRows(const Vec &x, int heads, int W, int t0, int L) {
+  Ref r((size_t)heads * L * W);
+  for (int h = 0; h < heads; ++h)
+    for (int t = 0; t < L; ++t)
+      for (int w = 0; w < W; ++w)
+        r[((size_t)h * L + t) * W + w] = x[((size_t)(t0 + t) * heads + h) * W + w];
+  return r;
+}
+
 /// [B, L, heads, W] <-> [B, heads, L, W] (bshd <-> bhsd).
 inline Ref swapMiddle(const Ref &x, int B, int n1, int n2, int W) {
   Ref r(x.size());

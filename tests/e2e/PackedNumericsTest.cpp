@@ -38,16 +38,6 @@ const Batch kBatches[] = {
     Batch({130}, {130}),
 };
 
-/// Rows [t0, t0 + L) of packed [T, heads, W] as one sequence [1, heads, L, W].
-Ref sequenceRows(const Vec &x, int heads, int W, int t0, int L) {
-  Ref r((size_t)heads * L * W);
-  for (int h = 0; h < heads; ++h)
-    for (int t = 0; t < L; ++t)
-      for (int w = 0; w < W; ++w)
-        r[((size_t)h * L + t) * W + w] = x[((size_t)(t0 + t) * heads + h) * W + w];
-  return r;
-}
-
 /// The float64 reference of sequence b alone (p's sizes are its own), from
 /// its rows of the packed q [Tq, H, D], k [Tk, G, D], v [Tk, G, Dv].
 Outputs sequenceReference(const Batch &batch, size_t b, const Problem &p, const Vec &q,

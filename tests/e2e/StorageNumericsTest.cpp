@@ -261,20 +261,12 @@ TEST_P(Storage, F16PackedCausalAgainstEachSequence) {
   Vec got = loaded(out, Half::F16);
   double bound = boundFor(Half::F16, widen(v.values));
   for (size_t b = 0; b < lq.size(); ++b) {
-    // Sequence b's rows as [1, heads, L, D].
-    auto rows = [](const Vec &x, int heads, int t0, int L) {
-      Ref r((size_t)heads * L * D);
-      for (int h = 0; h < heads; ++h)
-        for (int t = 0; t < L; ++t)
-          for (int c = 0; c < D; ++c)
-            r[((size_t)h * L + t) * D + c] = x[((size_t)(t0 + t) * heads + h) * D + c];
-      return r;
-    };
     Problem p{1, H, G, D, D, lq[b], lk[b], 1 / std::sqrt((double)D)};
     p.mask = [](const At &a) { return a.j <= a.ip; };
-    Outputs r = attention(p, rows(q.values, H, cuQ[b], lq[b]), rows(k.values, G, cuK[b], lk[b]),
-                          rows(v.values, G, cuK[b], lk[b]));
-    Ref sequence = rows(got, H, cuQ[b], lq[b]);
+    Outputs r = attention(p, sequenceRows(q.values, H, D, cuQ[b], lq[b]),
+                          sequenceRows(k.values, G, D, cuK[b], lk[b]),
+                          sequenceRows(v.values, G, D, cuK[b], lk[b]));
+    Ref sequence = sequenceRows(got, H, D, cuQ[b], lq[b]);
     double err = 0;
     for (size_t n = 0; n < r.out.size(); ++n)
       err = std::max(err, std::abs(sequence[n] - r.out[n]));
