@@ -78,6 +78,11 @@ struct CacheLayout {
   /// Defines an update of `cache` storing `value` there.
   void write(Halide::Func cache, const Halide::Expr &d, const Halide::Expr &t,
              const Halide::Expr &g, const Halide::Expr &b, const Halide::Expr &value) const;
+
+private:
+  /// The cache's Halide coordinates (innermost first) of that element.
+  std::vector<Halide::Expr> coordinates(const Halide::Expr &d, const Halide::Expr &t,
+                                        const Halide::Expr &g, const Halide::Expr &b) const;
 };
 
 /// cache_len (b), checked at the root before anything reads it: every

@@ -29,28 +29,20 @@ Expr CacheLayout::blockOf(const Expr &t, const Expr &b) const {
   return clamp(blockTable(clamp(t / block, 0, maxBlocks - 1), b), 0, numBlocks - 1);
 }
 
+std::vector<Expr> CacheLayout::coordinates(const Expr &d, const Expr &t, const Expr &g,
+                                           const Expr &b) const {
+  Expr row = paged ? t % block : t, outer = paged ? blockOf(t, b) : b;
+  return bshd ? std::vector<Expr>{d, g, row, outer} : std::vector<Expr>{d, row, g, outer};
+}
+
 Expr CacheLayout::at(Func cache, const Expr &d, const Expr &t, const Expr &g,
                      const Expr &b) const {
-  if (!paged)
-    return bshd ? cache(d, g, t, b) : cache(d, t, g, b);
-  Expr row = t % block, blk = blockOf(t, b);
-  return bshd ? cache(d, g, row, blk) : cache(d, row, g, blk);
+  return cache(coordinates(d, t, g, b));
 }
 
 void CacheLayout::write(Func cache, const Expr &d, const Expr &t, const Expr &g,
                         const Expr &b, const Expr &value) const {
-  if (!paged) {
-    if (bshd)
-      cache(d, g, t, b) = value;
-    else
-      cache(d, t, g, b) = value;
-    return;
-  }
-  Expr row = t % block, blk = blockOf(t, b);
-  if (bshd)
-    cache(d, g, row, blk) = value;
-  else
-    cache(d, row, g, blk) = value;
+  cache(coordinates(d, t, g, b)) = value;
 }
 
 Func checkedCacheLengths(ImageParam cacheLen, const CacheLayout &layout, const Expr &B,
