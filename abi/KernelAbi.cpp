@@ -33,6 +33,36 @@ std::string formatShape(const ArgSpec &arg) {
   return s + "]";
 }
 
+std::vector<ArgSpec> backwardArguments(const std::vector<ArgSpec> &forward) {
+  std::vector<ArgSpec> args;
+  const ArgSpec *out = nullptr, *lse = nullptr;
+  for (const ArgSpec &arg : forward) {
+    if (!arg.isOutput)
+      args.push_back(arg);
+    else if (arg.name == "out")
+      out = &arg;
+    else if (arg.name == "lse")
+      lse = &arg;
+  }
+  if (!out || !lse)
+    return {}; // not a kernel with a backward (it must return out and lse)
+  for (const ArgSpec *given : {out, lse}) {
+    args.push_back(*given);
+    args.back().isOutput = false;
+  }
+  args.push_back(*out);
+  args.back().name = "d_out";
+  args.back().isOutput = false;
+  for (const ArgSpec &arg : forward)
+    if (!arg.isOutput && isFloat(arg.type)) {
+      args.push_back(arg);
+      args.back().name = "d_" + arg.name;
+      args.back().isOutput = true;
+      args.back().isWritten = false;
+    }
+  return args;
+}
+
 std::string encodeSignature(const std::vector<ArgSpec> &args) {
   std::string text;
   for (const ArgSpec &arg : args) {

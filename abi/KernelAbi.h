@@ -57,6 +57,16 @@ struct ArgSpec {
   bool isWritten = false;
 };
 
+/// Whether `type` holds real numbers (f32 or a 16-bit float): the arguments
+/// that have gradients.
+inline bool isFloat(ElemType type) { return type == ElemType::F32 || isHalfFloat(type); }
+
+/// The contract of NAME_backward (docs/language.md, training; 9.8) from
+/// NAME's: the forward kernel's arguments (outputs excluded), then `out`,
+/// `lse` and `d_out` (out's shape and type) as inputs; then the outputs
+/// `d_` + each float argument of the forward kernel, in its shape and type.
+std::vector<ArgSpec> backwardArguments(const std::vector<ArgSpec> &forward);
+
 /// `f32[B, H, Lq, D]`-style rendering, for headers and messages.
 std::string formatShape(const ArgSpec &arg);
 

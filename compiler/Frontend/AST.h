@@ -193,6 +193,9 @@ struct KernelSpec {
   ElemType kvDtype = ElemType::F32;
   bool outputWeights = false;
   bool outputLse = false;
+  /// backward = true (docs/language.md, training): also NAME_backward, the
+  /// gradients of every float argument, recomputed from `lse`.
+  bool backward = false;
 
   std::vector<InputAST> inputs; // declared extra inputs, declaration order
 

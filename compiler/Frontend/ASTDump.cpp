@@ -154,6 +154,8 @@ void dumpKernelSpec(const KernelSpec &spec, std::ostream &os) {
   if (spec.outputLse)
     outputs += ", lse";
   field("outputs", outputs);
+  if (spec.backward)
+    field("backward", "true");
   for (const InputAST &input : spec.inputs)
     os << "  input " << input.name << " : " << dimsText(input) << " " << formatLoc(input.loc)
        << "\n";

@@ -88,8 +88,7 @@ std::vector<FieldAST> parseOverrides(const FrontendOptions &options, DiagnosticE
   for (const auto &[name, value] : options.overrides) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       diag.commandLineError(name == "dropout"
-                                ? "dropout is a training-time operation; attnc generates "
-                                  "inference kernels"
+                                ? dropoutMessage()
                                 : "unknown field " + quote(name) + " in -D " + name + "=" +
                                       value + didYouMean(name, known));
       continue;

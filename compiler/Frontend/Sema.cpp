@@ -39,7 +39,8 @@ extern const FieldInfo kFields[];
 extern const size_t kNumFields;
 
 const char *const kDropoutMessage =
-    "dropout is a training-time operation; attnc generates inference kernels";
+    "dropout is not supported: attnc's kernels are deterministic ('backward = true' trains "
+    "without it)";
 
 const std::vector<std::string> kCKeywords = {
     "auto",     "break",    "case",     "char",   "const",    "continue", "default",
@@ -135,6 +136,18 @@ public:
     return dimField(f, 0, spec_.kvModelDim);
   }
   /// `true`, `false`, or the projections that have one: `proj_bias = q, v, o`.
+  /// backward = true | false (docs/language.md, training).
+  bool resolveBackward(const FieldAST *f) {
+    if (!f)
+      return true;
+    if (!singleValue(*f))
+      return false;
+    if (f->value->kind != ExprKind::BoolLit)
+      return badValue(*f, {"true", "false"});
+    spec_.backward = f->value->boolValue;
+    return true;
+  }
+
   bool resolveProjBias(const FieldAST *f) {
     if (!f)
       return true;
@@ -236,6 +249,7 @@ private:
   void checkArgumentSizes();
   void checkPackedRules();
   void checkCacheRules();
+  void checkBackwardRules();
   bool failed(const char *field) const { return failed_.count(field) != 0; }
   SourceLoc locOf(const char *field) const {
     auto it = fields_.find(field);
@@ -886,6 +900,8 @@ void KernelSema::checkCrossFieldRules() {
     checkPackedRules();
   if (spec_.cache.any() && !failed("cache"))
     checkCacheRules();
+  if (spec_.backward && !failed("backward"))
+    checkBackwardRules();
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
                      spec_.project == ProjectKind::SelfQKVOut;
   if (selfProject && !failed("seq_k") && !failed("seq_q")) {
@@ -971,6 +987,40 @@ void KernelSema::checkCacheRules() {
     diag_.error(locOf(field.c_str()), why);
 }
 
+/// backward = true (docs/language.md, training): the backward kernel reads
+/// `lse`; what it cannot differentiate (yet) is refused here, by name.
+void KernelSema::checkBackwardRules() {
+  std::string why, field = "backward";
+  auto notYet = [&](const std::string &what, const char *where) {
+    why = "'backward = true' does not support " + what + " yet";
+    field = where;
+  };
+  if (!spec_.outputLse) {
+    why = "'backward = true' needs 'lse' among the outputs: the backward kernel recomputes "
+          "the probabilities from it (e.g. 'outputs = out, lse')";
+    field = given("outputs") ? "outputs" : "backward";
+  } else if (spec_.cache.any()) {
+    why = "'backward' excludes 'cache': a KV cache serves generation, not training";
+    field = "cache";
+  } else if (spec_.project != ProjectKind::None) {
+    notYet("projections ('project')", "project");
+  } else if (spec_.positional != PositionalKind::None) {
+    notYet("'positional'", "positional");
+  } else if (spec_.packed) {
+    notYet("'batch = packed'", "batch");
+  } else if (spec_.score == ScoreKind::Additive) {
+    notYet("the additive score", "score");
+  } else {
+    for (const InputAST &input : spec_.inputs)
+      if (input.type == ElemType::F32) {
+        notYet("gradients of declared f32 inputs ('" + input.name + "')", "backward");
+        break;
+      }
+  }
+  if (!why.empty())
+    diag_.error(locOf(field.c_str()), why);
+}
+
 /// Every argument whose dimensions are all fixed must stay addressable with
 /// int32 offsets (Halide buffers); partially dynamic ones are checked at run time.
 void KernelSema::checkArgumentSizes() {
@@ -1019,6 +1069,7 @@ const FieldInfo kFields[] = {
     {"kv_dtype", "one of: f32, f16, bf16 (default: dtype)", &KernelSema::resolveKvDtype},
     {"outputs", "'out', optionally followed by 'weights' and/or 'lse', comma separated",
      &KernelSema::resolveOutputs},
+    {"backward", "true or false", &KernelSema::resolveBackward},
     {"score", "one of: dot, scaled_dot, additive(hidden = N), general, cosine, or an expression",
      &KernelSema::resolveScore},
     {"scale", "a constant expression such as 0.125 or 1/sqrt(64)",
@@ -1047,6 +1098,8 @@ const std::vector<std::string> &knownFieldNames() {
 bool isCKeyword(const std::string &name) {
   return std::find(kCKeywords.begin(), kCKeywords.end(), name) != kCKeywords.end();
 }
+
+const char *dropoutMessage() { return kDropoutMessage; }
 
 const char *acceptedForms(const std::string &field) {
   for (const FieldInfo &info : kFields)

@@ -26,6 +26,9 @@ bool isCKeyword(const std::string &name);
 /// The accepted forms of `field`, as messages list them ("bhsd, bshd").
 const char *acceptedForms(const std::string &field);
 
+/// Why `dropout` is refused (as a field and as -D dropout=...).
+const char *dropoutMessage();
+
 /// Resolves one kernel. Each field in `overrides` replaces the kernel's own
 /// field of that name (-D on the command line). Returns nullopt after errors.
 std::optional<KernelSpec> analyzeKernel(const KernelAST &kernel,

@@ -52,11 +52,16 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Hali
 
 struct ScoreParts {
   Halide::Expr score; // scaled, soft-capped, biased
+  Halide::Expr slope; // d score / d raw (withSlope only): the backward's chain rule
 };
 
 /// Applies the custom score, scale, softcap and bias to the raw reduction.
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
-                       const Halide::Expr &raw);
+                       const Halide::Expr &raw, bool withSlope = false);
+
+/// Whether the scale multiplies q before the score (q . k linear in q).
+bool scaleFoldedIntoQuery(const AttentionConfig &config);
+
 
 struct PackedSequences;
 /// Where row t of sequence b lives in a KV cache (Cache.cpp): contiguous
@@ -141,5 +146,25 @@ RotaryTable makeRotaryTable(const RotarySpec &rotary);
 /// out(d, row, head, b) = in turned at `position` (an Expr of in's row var).
 void rotateRows(Halide::Func out, Halide::Func in, const RotaryTable &table,
                 const RotarySpec &rotary, const Halide::Expr &position);
+
+/// What the backward kernel (Backward.cpp) takes from the algorithm
+/// builder, which has defined the inputs, score inputs and row queries as
+/// for the forward kernel: its per-use environment and mask, and its
+/// output helpers.
+struct GradientInputs {
+  AlgorithmFuncs &f;
+  const AttentionConfig &config;
+  ParamLookup param;
+  std::function<ExprEnv(Halide::Expr i, Halide::Expr j, Halide::Expr h, Halide::Expr b)> env;
+  std::function<MaskParts(const ExprEnv &)> mask;
+  /// The value rounded to output `name`'s storage type.
+  std::function<Halide::Expr(const std::string &name, const Halide::Expr &value)> stored;
+  /// Checks and constrains output `name` and appends it to f.outputs.
+  std::function<void(Halide::Func, const std::string &name)> constrainOutput;
+};
+
+/// Defines NAME_backward's gradients (FlashAttention-2's backward: the
+/// probabilities recomputed from lse per tile) and its outputs.
+void defineGradients(GradientInputs &in);
 
 } // namespace attnc::halide_backend

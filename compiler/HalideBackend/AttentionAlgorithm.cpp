@@ -123,6 +123,8 @@ public:
     constrainParams();
     makeInputs();
     makeScoreInputs();
+    if (config.backward)
+      return makeGradients();
     makeBlocks();
     makeState();
     makeOutputs();
@@ -502,6 +504,20 @@ private:
       f.outputs.push_back(cache);
       f.caches.push_back(cache);
     }
+  }
+
+  /// NAME_backward (Backward.cpp): the gradients instead of the attention.
+  void makeGradients() {
+    f.splits = 1; // the key pass owns whole key blocks
+    makeRowQueries();
+    GradientInputs in{f,
+                      config,
+                      [this](const std::string &n) { return param(n); },
+                      [this](Expr i, Expr j, Expr h, Expr b) { return makeEnv(i, j, h, b); },
+                      [this](const ExprEnv &env) { return masksFor(env); },
+                      [this](const std::string &n, const Expr &v) { return stored(n, v); },
+                      [this](Func out, const std::string &n) { constrainOutput(out, n); }};
+    defineGradients(in);
   }
 
   void makeScoreInputs() {

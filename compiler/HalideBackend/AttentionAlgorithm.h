@@ -108,6 +108,30 @@ struct AlgorithmFuncs {
   Halide::Func out = exactFunc("out"), weights = exactFunc("weights"), lse = exactFunc("lse");
   Halide::Func qkWeights = exactFunc("qk_weights"); // the score reduction for `weights`
 
+  /// NAME_backward (Backward.cpp): the two passes over (query tile, key
+  /// block) tiles and the chain rule after them. Undefined for NAME.
+  struct Gradients {
+    /// (i, h, b): Tuple(D_i = rowsum(dO * O), lse with -inf made +huge).
+    Halide::Func rowStats = exactFunc("row_stats");
+    /// One tile of a pass: scores' reduction and dO.V^T (j, r, hb, b), then
+    /// P and dS (jj, ii, qt, kb, hb, b); rows and d_out rows transposed.
+    struct Tile {
+      Halide::Func qk, dp, p, ds, qT, doT;
+    } keyTile, queryTile;
+    /// Key pass: Tuple(dK, dV) of a key block (d, jj, kb, hb, b), over the
+    /// block's query tiles `rowTiles` (rows r = y * tileQ + x).
+    Halide::Func dKV = exactFunc("d_kv");
+    Halide::RDom rowTiles;
+    /// Query pass: dQ of the score's query rows (d, ii, qt, hb, b) over the
+    /// key blocks `keyBlocks` (keys j = y * blockK + x).
+    Halide::Func dQ = exactFunc("d_q_rows");
+    Halide::RDom keyBlocks;
+    /// Chain-rule stages at the root (general's W, cosine's norms), in
+    /// producer order.
+    std::vector<Halide::Func> chain;
+  } grad;
+  bool isBackward() const { return grad.dKV.defined(); }
+
   /// Sizes as Halide expressions (constants when fixed).
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
   /// Key blocks in all, and per chunk of a split.

@@ -135,6 +135,9 @@ struct KernelDesc {
 struct AttentionConfig {
   std::string name;      // entry point name
   KernelDesc kernel;     // what to compute
+  /// NAME_backward: the gradients of `kernel` (arguments from
+  /// backwardArguments), not the attention itself.
+  bool backward = false;
   std::vector<ArgSpec> arguments; // the contract: inputs, then outputs
 
   /// The contract indices of the entry point NAME's buffers in its order:

@@ -118,4 +118,71 @@ Expr buildExpr(const ExprGraph &graph, const ExprEnv &env) {
   return built.at(graph.root);
 }
 
+/// d(node) from its operands' values `x` and derivatives `dx` (undefined =
+/// 0). `value` is the node's own value.
+static Expr derivative(const ExprNode &n, const std::vector<Expr> &x,
+                       const std::vector<Expr> &dx, const Expr &value, const std::string &wrt) {
+  auto d = [&](size_t k) { return dx.at(n.operands.at(k)); };
+  auto v = [&](size_t k) { return x.at(n.operands.at(k)); };
+  auto orZero = [](const Expr &e) { return e.defined() ? e : Expr(0.0f); };
+  using N = ExprNode;
+  switch (n.op) {
+  case N::Var:
+    return n.name == wrt ? Expr(1.0f) : Expr();
+  case N::Add:
+  case N::Sub: {
+    if (!d(0).defined() && !d(1).defined())
+      return Expr();
+    return n.op == N::Add ? orZero(d(0)) + orZero(d(1)) : orZero(d(0)) - orZero(d(1));
+  }
+  case N::Mul:
+    if (!d(0).defined() && !d(1).defined())
+      return Expr();
+    return orZero(d(0)) * v(1) + v(0) * orZero(d(1));
+  case N::Div:
+    if (!d(0).defined() && !d(1).defined())
+      return Expr();
+    return (orZero(d(0)) - value * orZero(d(1))) / v(1);
+  case N::Neg: return d(0).defined() ? -d(0) : Expr();
+  case N::Min:
+  case N::Max: {
+    if (!d(0).defined() && !d(1).defined())
+      return Expr();
+    Expr first = n.op == N::Min ? v(0) <= v(1) : v(0) >= v(1);
+    return Halide::select(first, orZero(d(0)), orZero(d(1)));
+  }
+  case N::Select:
+    if (!d(1).defined() && !d(2).defined())
+      return Expr();
+    return Halide::select(v(0), orZero(d(1)), orZero(d(2)));
+  case N::Exp: return d(0).defined() ? value * d(0) : Expr();
+  case N::Log: return d(0).defined() ? d(0) / v(0) : Expr();
+  case N::Log2: return d(0).defined() ? d(0) / (v(0) * 0.6931471805599453f) : Expr();
+  case N::Sqrt: return d(0).defined() ? d(0) * 0.5f / value : Expr();
+  case N::Rsqrt: return d(0).defined() ? d(0) * -0.5f * value * value * value : Expr();
+  case N::Tanh: return d(0).defined() ? d(0) * (1.0f - value * value) : Expr();
+  case N::Abs: return d(0).defined() ? Halide::select(v(0) < 0.0f, -d(0), d(0)) : Expr();
+  default:
+    return Expr(); // constants, sizes, reads, integers, comparisons, rounding
+  }
+}
+
+std::pair<Expr, Expr> buildExprWithDerivative(const ExprGraph &graph, const ExprEnv &env,
+                                              const std::string &wrt) {
+  if (!graph.defined())
+    throw BackendError("custom expression without a body");
+  std::vector<Expr> built, slopes;
+  built.reserve(graph.nodes.size());
+  slopes.reserve(graph.nodes.size());
+  for (const ExprNode &n : graph.nodes) {
+    for (int operand : n.operands)
+      if (operand < 0 || (size_t)operand >= built.size())
+        throw BackendError("malformed custom expression (operand after its user)");
+    built.push_back(node(n, built, env));
+    slopes.push_back(derivative(n, built, slopes, built.back(), wrt));
+  }
+  Expr slope = slopes.at(graph.root);
+  return {built.at(graph.root), slope.defined() ? Halide::cast<float>(slope) : Expr(0.0f)};
+}
+
 } // namespace attnc::halide_backend

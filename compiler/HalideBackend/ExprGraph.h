@@ -67,4 +67,12 @@ struct ExprGraph {
 /// The graph as one Halide Expr for `env`; shared nodes are built once.
 Halide::Expr buildExpr(const ExprGraph &graph, const ExprEnv &env);
 
+/// The graph's value and its derivative by the float variable `wrt` (`dot`),
+/// in forward mode over the same DAG: the backward kernel's chain rule
+/// through a custom score. Integer, comparison and rounding nodes have
+/// derivative 0 (they are piecewise constant).
+std::pair<Halide::Expr, Halide::Expr> buildExprWithDerivative(const ExprGraph &graph,
+                                                              const ExprEnv &env,
+                                                              const std::string &wrt);
+
 } // namespace attnc::halide_backend

@@ -93,10 +93,31 @@ std::string capturedLoopNest(const AlgorithmFuncs &funcs) {
 
 } // namespace
 
+/// NAME_backward's Funcs: the two passes' tiles and sums, the chain rule
+/// (a custom score's derivative shows in ds), the outputs.
+static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
+  const AlgorithmFuncs::Gradients &g = f.grad;
+  RVarBounds bounds = boundsOf({f.rd, g.rowTiles, g.keyBlocks});
+  os << "// tiles of " << f.tileQ << " rows x " << f.blockK << " keys\n";
+  printFunc(os, g.rowStats, bounds);
+  for (const AlgorithmFuncs::Gradients::Tile *t : {&g.keyTile, &g.queryTile})
+    for (Func fn : {t->qk, t->dp, t->p, t->ds})
+      printFunc(os, fn, bounds);
+  for (Func fn : {g.dKV, g.dQ})
+    printFunc(os, fn, bounds);
+  for (const Func &fn : g.chain)
+    printFunc(os, fn, bounds);
+  for (const Func &fn : f.outputs)
+    printFunc(os, fn, bounds);
+}
+
 std::string printHalide(const AlgorithmFuncs &f) {
   std::ostringstream os;
-  os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
-     << " keys for query tiles of " << f.tileQ << " rows\n";
+  if (f.isBackward())
+    os << "// kernel " << f.name << ": gradients, FlashAttention-2's backward in two passes\n";
+  else
+    os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
+       << " keys for query tiles of " << f.tileQ << " rows\n";
   os << "// algorithm\n";
   RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk});
   for (const Func &p : f.precomputed)
@@ -107,6 +128,8 @@ std::string printHalide(const AlgorithmFuncs &f) {
     printFunc(os, fn, bounds);
   if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))
     os << "  where (key-block skipping) " << f.rk.domain().predicate() << "\n";
+  if (f.isBackward())
+    printGradients(os, f);
   os << "// schedule: " << f.policyName << "\n";
   for (const std::string &note : f.scheduleNotes)
     os << "//   " << note << "\n";

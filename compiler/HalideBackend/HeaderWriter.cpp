@@ -54,8 +54,10 @@ std::string outputsText(const KernelDesc &spec) {
 }
 
 std::string layoutText(const ArgSpec &arg, const KernelDesc &spec) {
-  bool attentionTensor = arg.name == "q" || arg.name == "k" || arg.name == "v" ||
-                         (arg.name == "out" && !spec.outputProjected());
+  // A gradient d_X is laid out as X (d_out as out).
+  std::string name = arg.name.rfind("d_", 0) == 0 ? arg.name.substr(2) : arg.name;
+  bool attentionTensor = name == "q" || name == "k" || name == "v" ||
+                         (name == "out" && !spec.outputProjected());
   if (attentionTensor && spec.packed)
     return "tokens of the sequences, each row-major [heads, width]";
   if (attentionTensor)
@@ -69,6 +71,11 @@ void writeKernel(std::ostringstream &os, const AttentionConfig &config) {
   std::vector<std::string> sizeNames = spec.dynamicSizeNames();
 
   os << "/* Kernel " << name << "\n";
+  if (config.backward)
+    os << " *   the gradients of kernel "
+       << name.substr(0, name.size() - std::string("_backward").size())
+       << " (FlashAttention-2's backward: probabilities recomputed from lse;\n"
+          " *   d_out is the loss's gradient by out; each d_X is the loss's gradient by X)\n";
   os << " *   heads = " << spec.heads << ", kv_heads = " << spec.kvHeads
      << ", head_dim = " << spec.headDim << ", key_dim = " << spec.keyDim
      << ", value_dim = " << spec.valueDim << "\n";

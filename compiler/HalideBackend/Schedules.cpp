@@ -35,6 +35,19 @@ const char *toString(SchedulePolicy policy) {
   return "?";
 }
 
+/// Outputs: vectorized over the innermost dimension, the two outermost fused
+/// and parallel.
+void scheduleOutput(Func out, int vec) {
+  std::vector<Var> args = out.args();
+  out.vectorize(args.front(), vec, TailStrategy::GuardWithIf);
+  if (args.size() >= 3) {
+    Var fused("fused");
+    out.fuse(args[args.size() - 2], args.back(), fused).parallel(fused);
+  } else {
+    out.parallel(args.back());
+  }
+}
+
 namespace {
 
 /// The largest divisor of `n` that is at most `limit` (at least 1).
@@ -231,19 +244,6 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
     note += "; q_in: per query tile";
   }
   f.scheduleNotes.push_back(note + "; d split at the pairs, loads dense");
-}
-
-/// Outputs: vectorized over the innermost dimension, the two outermost fused
-/// and parallel.
-void scheduleOutput(Func out, int vec) {
-  std::vector<Var> args = out.args();
-  out.vectorize(args.front(), vec, TailStrategy::GuardWithIf);
-  if (args.size() >= 3) {
-    Var fused("fused");
-    out.fuse(args[args.size() - 2], args.back(), fused).parallel(fused);
-  } else {
-    out.parallel(args.back());
-  }
 }
 
 /// Splits d of `stage` into vectors (dI, vectorized) and unrolled vector
@@ -651,6 +651,8 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
   funcs.policyName = toString(policy);
   funcs.scheduleNotes.clear();
   try {
+    if (funcs.isBackward()) // one schedule for the gradients, whatever the policy
+      return scheduleGradients(funcs, target);
     for (const PolicyRow &row : kPolicies)
       if (row.policy == policy)
         row.apply(funcs, config, target);

@@ -20,7 +20,7 @@ namespace attnc::halide_backend {
 // Expr means Halide's here.
 using Halide::Expr;
 
-static bool scaleFoldedIntoQuery(const AttentionConfig &config) {
+bool scaleFoldedIntoQuery(const AttentionConfig &config) {
   // A scale can only move into q when the score is linear in q.
   return config.scaleOnQuery && kindInfo(config.kernel.score).scaleCommutesWithQuery;
 }
@@ -145,19 +145,30 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func
 }
 
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
-                       const Expr &raw) {
+                       const Expr &raw, bool withSlope) {
   const KernelDesc &spec = config.kernel;
-  Expr s = raw;
+  Expr s = raw, slope = 1.0f; // slope: d s / d raw, kept only withSlope
   if (spec.score == ScoreKind::Custom) {
     if (!config.customScore.defined())
       throw BackendError("kernel '" + config.name + "': custom score without an expression");
     env.dot = raw;
-    s = cast<float>(buildExpr(config.customScore, env));
+    if (withSlope) {
+      auto [value, dValue] = buildExprWithDerivative(config.customScore, env, "dot");
+      s = cast<float>(value);
+      slope = dValue;
+    } else {
+      s = cast<float>(buildExpr(config.customScore, env));
+    }
   }
-  if (config.scale != 1.0 && !scaleFoldedIntoQuery(config))
+  if (config.scale != 1.0 && !scaleFoldedIntoQuery(config)) {
     s = s * (float)config.scale;
+    slope = slope * (float)config.scale;
+  }
   if (spec.softcap) {
-    s = softcapScore(s, (float)*spec.softcap);
+    // d/dx c tanh(x / c) = 1 - tanh^2(x / c)
+    const float c = (float)*spec.softcap;
+    s = softcapScore(s, c);
+    slope = slope * (1.0f - (s / c) * (s / c));
   }
   switch (spec.bias) {
   case BiasKind::None:
@@ -179,7 +190,7 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
     s = s + cast<float>(buildExpr(config.customBias, env));
     break;
   }
-  return {s};
+  return {s, withSlope ? slope : Expr()};
 }
 
 } // namespace attnc::halide_backend

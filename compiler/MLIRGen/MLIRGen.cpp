@@ -169,6 +169,8 @@ private:
     }
     func->setAttr("attn.arguments", builder.getArrayAttr(contract));
     func->setAttr("attn.layout", builder.getStringAttr(toString(spec.layout)));
+    if (spec.backward)
+      func->setAttr("attn.backward", builder.getUnitAttr());
     if (spec.seqK.kind == SizeSpec::SameAsSeqQ)
       func->setAttr("attn.seq_k_is_seq_q", builder.getUnitAttr());
   }

@@ -496,7 +496,18 @@ LogicalResult convertAttnToHalide(ModuleOp module,
     halide_backend::AttentionConfig config;
     if (failed(convertKernel(func, config)))
       return failure();
-    configs.push_back(std::move(config));
+    configs.push_back(config);
+    if (func->hasAttr("attn.backward")) {
+      // NAME_backward: the same kernel, differentiated (docs/language.md, training).
+      config.name += "_backward";
+      config.backward = true;
+      config.arguments = backwardArguments(config.arguments);
+      if (config.arguments.empty())
+        return func.emitError("kernel '") << func.getName()
+                                          << "' has 'attn.backward' but does not return "
+                                             "'out' and 'lse'";
+      configs.push_back(std::move(config));
+    }
   }
   if (configs.empty())
     return module.emitError("no kernel function to lower");

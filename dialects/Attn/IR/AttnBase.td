@@ -26,6 +26,9 @@ def Attn_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::arith::ArithmeticDialect", "::mlir::math::MathDialect"];
   let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
+  // `attn.backward` on a kernel function: also generate its gradients
+  // (NAME_backward, recomputed from the `lse` it returns).
+  let hasOperationAttrVerify = 1;
 }
 
 // Score and mask kinds: one case per row of compiler/Kinds/AttentionKinds.h

@@ -11,6 +11,7 @@
 #include "dialects/Attn/IR/AttnKinds.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -33,6 +34,30 @@ void AttnDialect::initialize() {
   if (!kindTablesMatch())
     llvm::report_fatal_error("attn dialect: the ScoreKind / MaskKind cases of AttnBase.td and "
                              "the rows of compiler/Kinds/AttentionKinds.h differ");
+}
+
+/// Attributes of the dialect on other ops: `attn.backward` asks for a
+/// kernel function's gradients, which are recomputed from its `lse`.
+LogicalResult AttnDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != "attn.backward")
+    return success(); // attn.arguments, attn.layout, ...: read by the lowering
+  auto func = dyn_cast<FuncOp>(op);
+  if (!func)
+    return op->emitError("'attn.backward' belongs on a kernel function");
+  if (!attr.getValue().isa<UnitAttr>())
+    return op->emitError("'attn.backward' is a unit attribute");
+  auto contract = func->getAttrOfType<ArrayAttr>("attn.arguments");
+  bool returnsLse = contract && llvm::any_of(contract, [](Attribute entry) {
+                      auto dict = entry.dyn_cast<DictionaryAttr>();
+                      auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
+                      auto role = dict ? dict.getAs<StringAttr>("role") : StringAttr();
+                      return name && role && name.getValue() == "lse" &&
+                             role.getValue() == "output";
+                    });
+  if (!returnsLse)
+    return op->emitError("'attn.backward' needs the kernel to return 'lse' (an output of "
+                         "'attn.arguments'): its gradients are recomputed from it");
+  return success();
 }
 
 /// True when two dimension sizes may be equal (either is dynamic).

@@ -1,0 +1,112 @@
+//===- GradientSchedule.cpp - The schedule of NAME_backward ---------------===//
+//
+// The key pass: one parallel task per (key block, KV head, batch row); per
+// query tile of the block it computes the tile's transposed rows, Q.K^T and
+// dO.V^T (2 vectors of rows x 4 keys in registers), P and dS (vectorized
+// over rows), then adds dS^T Q and P^T dO into the block's (dK, dV) with a
+// micro-kernel of 2 keys x 2 vectors of d for both sums. The query pass:
+// one task per (query tile, KV head, batch row); per key block the same
+// tile, then dQ += dS K with 4 rows x 2 vectors of d. Tiles no row sees are
+// skipped by the RDoms' predicates (the forward's key-block skipping).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/Schedules.h"
+
+using namespace Halide;
+
+namespace attnc::halide_backend {
+
+namespace {
+
+/// The reduction variables of a Func's first update.
+std::vector<RVar> rvarsOf(const Func &fn) {
+  std::vector<RVar> rvars;
+  for (const Internal::ReductionVariable &rv : fn.function().update(0).schedule().rvars())
+    rvars.push_back(RVar(rv.var));
+  return rvars;
+}
+
+/// One tile's Funcs computed at `level` (a pass's loop over tiles).
+void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
+                  LoopLevel level, int vec) {
+  const TailStrategy guard = TailStrategy::GuardWithIf;
+  Var i = f.i, j = f.j, ii = f.ii, jj = f.jj;
+  for (Func rowsT : {t.qT, t.doT})
+    rowsT.compute_at(level).vectorize(i, vec, guard);
+  // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
+  // registers across the sum along d.
+  for (Func product : {t.qk, t.dp}) {
+    Var jO("jO"), jI("jI"), iO("iO"), iI("iI"), iM("iM"), iV("iV");
+    product.compute_at(level).reorder_storage(i, j).vectorize(i, vec, guard);
+    Stage update = product.update();
+    update.split(j, jO, jI, 4, guard)
+        .split(i, iO, iI, 2 * vec, guard)
+        .split(iI, iM, iV, vec, guard)
+        .reorder({iV, iM, jI, rvarsOf(product)[0], iO, jO})
+        .vectorize(iV)
+        .unroll(iM)
+        .unroll(jI);
+  }
+  for (Func tile : {t.p, t.ds})
+    tile.compute_at(level).reorder_storage(ii, jj).reorder(ii, jj).vectorize(ii, vec, guard);
+}
+
+/// The passes' sums: `d` in 2 vectors, `row` (a key or a query row) in
+/// `rows` unrolled, the tile's reduction `x` inside, then the tile loop `y`,
+/// then the task's three pure variables fused into one parallel loop.
+void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int rows, int vec) {
+  const TailStrategy guard = TailStrategy::GuardWithIf;
+  Var d = sum.args()[0];
+  sum.compute_root().vectorize(d, vec, guard).parallel(task.back());
+  Var dO("dO"), dI("dI"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
+  sum.update()
+      .split(d, dO, dI, 2 * vec, guard)
+      .split(dI, dM, dV, vec, guard)
+      .split(row, rO, rI, rows, guard)
+      .reorder({dV, dM, rI, x, dO, rO, y, task[0], task[1], task[2]})
+      .vectorize(dV)
+      .unroll(dM)
+      .unroll(rI)
+      .fuse(task[0], task[1], t1)
+      .fuse(t1, task[2], t2)
+      .parallel(t2);
+}
+
+} // namespace
+
+void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
+  const int vec = target.natural_vector_size<float>();
+  AlgorithmFuncs::Gradients &g = f.grad;
+  std::vector<std::string> &notes = f.scheduleNotes;
+  g.rowStats.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  // Scores' per-row inputs computed once (general's q W, cosine's norms).
+  for (Func rows : {f.qHoist, f.qNormSq, f.kNormSq, f.kUnit})
+    if (rows.defined())
+      rows.compute_root();
+
+  // Key pass: (dK, dV) of a key block, 2 keys x 2 vectors of d x 2 sums.
+  scheduleSum(g.dKV, f.jj, g.rowTiles.x, g.rowTiles.y, {f.kb, f.h, f.b}, 2, vec);
+  scheduleTile(f, g.keyTile, LoopLevel(g.dKV, g.rowTiles.y), vec);
+  // Query pass: dQ of a query tile, 4 rows x 2 vectors of d.
+  scheduleSum(g.dQ, f.ii, g.keyBlocks.x, g.keyBlocks.y, {f.qt, f.h, f.b}, 4, vec);
+  scheduleTile(f, g.queryTile, LoopLevel(g.dQ, g.keyBlocks.y), vec);
+
+  for (Func stage : g.chain) {
+    stage.compute_root().vectorize(stage.args()[0], vec, TailStrategy::GuardWithIf);
+    if (stage.dimensions() > 1)
+      stage.parallel(stage.args().back());
+    if (stage.has_update_definition()) {
+      stage.update().vectorize(stage.args()[0], vec, TailStrategy::GuardWithIf);
+      if (stage.dimensions() > 1)
+        stage.update().parallel(stage.args().back());
+    }
+  }
+  for (Func out : f.outputs)
+    scheduleOutput(out, vec);
+  notes.push_back("backward: key pass (key block, KV head, batch) parallel > query tiles > "
+                  "Q.K^T, dO.V^T, P, dS per tile > dK, dV += (2 keys x 2 vectors)");
+  notes.push_back("backward: query pass (query tile, KV head, batch) parallel > key blocks > "
+                  "the same tile > dQ += (4 rows x 2 vectors)");
+}
+
+} // namespace attnc::halide_backend

@@ -1,0 +1,192 @@
+"""NAME_backward (docs/language.md, training) against float64 autograd: the same
+attention written in PyTorch at float64, differentiated by torch.autograd, over a
+matrix of scores, softcap, biases, masks, head groupings, layouts and dtypes at odd
+sizes. The bound is 1e-3 * max(1, max |ref|) per gradient (16-bit: the 9.1 bound)."""
+import math
+
+import numpy as np
+import pytest
+
+import attnc
+
+torch = pytest.importorskip("torch")
+
+
+def alibi_slopes(H):
+    P = 2 ** int(math.floor(math.log2(H)))
+    return [2.0 ** (-8.0 * (h + 1) / P) if h < P else 2.0 ** (-4.0 * (2 * (h - P) + 1) / P)
+            for h in range(H)]
+
+
+def torch_attention(q, k, v, *, scale, score="dot", w=None, softcap=None, bias=None,
+                    visible=None, score_fn=None):
+    """float64 attention on bhsd tensors (k, v with G heads); returns out and lse."""
+    H, G = q.shape[1], k.shape[1]
+    k = k.repeat_interleave(H // G, dim=1)
+    v = v.repeat_interleave(H // G, dim=1)
+    if score == "general":
+        raw = torch.einsum("bhid,de,bhje->bhij", q, w, k)
+    elif score == "cosine":
+        qn = q / q.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        kn = k / k.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        raw = torch.einsum("bhid,bhjd->bhij", qn, kn)
+    else:
+        raw = torch.einsum("bhid,bhjd->bhij", q, k)
+    s = score_fn(raw) if score_fn is not None else raw
+    s = s * scale
+    if softcap is not None:
+        s = softcap * torch.tanh(s / softcap)
+    if bias is not None:
+        s = s + bias
+    if visible is not None:
+        s = s.masked_fill(~visible, -math.inf)
+    lse = torch.logsumexp(s, dim=-1)
+    live = torch.isfinite(lse)
+    p = torch.where(live[..., None], torch.exp(s - torch.where(live, lse, 0)[..., None]),
+                    torch.zeros_like(s))
+    return torch.einsum("bhij,bhjd->bhid", p, v), lse
+
+
+def check(got, ref, bound, name):
+    ref = ref.detach().numpy()
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == ref.shape, name
+    assert np.all(np.isfinite(got)), "%s has non-finite values" % name
+    err = float(np.max(np.abs(got - ref)))
+    assert err <= bound * max(1.0, float(np.max(np.abs(ref)))), "%s: max error %g" % (name, err)
+
+
+CASES = {
+    # name: (fields, reference keywords)
+    "mha_dense": ("heads = 3; head_dim = 16", {}),
+    "gqa_causal": ("heads = 4; kv_heads = 2; head_dim = 8; mask = causal", {"causal": True}),
+    "mqa_window_sink": ("heads = 4; kv_heads = 1; head_dim = 8; mask = window(5) | sink(2)",
+                        {"window": 5, "sink": 2}),
+    "softcap_alibi": ("heads = 3; head_dim = 8; softcap = 2; bias = alibi; scale = 0.5",
+                      {"softcap": 2.0, "alibi": True, "scale": 0.5}),
+    "general": ("heads = 2; head_dim = 8; key_dim = 8; score = general", {"score": "general", "scale": 1.0}),
+    "cosine": ("heads = 2; head_dim = 8; score = cosine; scale = 4", {"score": "cosine",
+                                                                      "scale": 4.0}),
+    "expression": ("heads = 2; head_dim = 8; score = dot(q, k) * 0.3 + tanh(dot(q, k))"
+                   "; bias = -0.1 * float(abs(ip - j))",
+                   {"score_fn": lambda x: x * 0.3 + torch.tanh(x), "scale": 1.0,
+                    "distance_bias": 0.1}),
+    "bshd_value_dim": ("heads = 2; head_dim = 8; value_dim = 12; layout = bshd; mask = causal",
+                       {"causal": True, "bshd": True}),
+    "valid_len_empty_rows": ("heads = 2; head_dim = 8; mask = valid_len", {"valid_len": True}),
+}
+
+
+def reference_masks(B, H, Lq, Lk, opts, valid_len=None):
+    ip = torch.arange(Lq)[:, None] + (Lk - Lq)
+    j = torch.arange(Lk)[None, :]
+    visible = torch.ones(B, 1, Lq, Lk, dtype=torch.bool)
+    if opts.get("causal"):
+        visible &= (j <= ip)[None, None]
+    if "window" in opts:
+        seen = (j <= ip) & (j > ip - opts["window"])
+        if "sink" in opts:
+            seen |= j < opts["sink"]
+        visible &= seen[None, None]
+    if valid_len is not None:
+        visible &= (j[None] < torch.tensor(valid_len)[:, None, None])[:, None]
+    bias = None
+    if opts.get("alibi"):
+        slopes = torch.tensor(alibi_slopes(H), dtype=torch.float64)[None, :, None, None]
+        bias = -slopes * (ip - j).to(torch.float64)[None, None]
+    if "distance_bias" in opts:
+        bias = -opts["distance_bias"] * (ip - j).abs().to(torch.float64)[None, None]
+    return visible, bias
+
+
+@pytest.fixture(scope="module")
+def libraries():
+    return {}
+
+
+def compile_case(name, dtype="f32"):
+    fields, _ = CASES[name]
+    source = "kernel k { %s; outputs = out, lse; backward = true; dtype = %s }" % (fields, dtype)
+    return attnc.compile(source)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradients_match_float64_autograd(name):
+    fields, opts = CASES[name]
+    lib = compile_case(name)
+    assert lib.kernels == ["k", "k_backward"]
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    B, Lq, Lk = 2, 37, 45
+    args = {a.name: a for a in lib.k.arguments}
+    H = dict(args["q"].shape)["H"]
+    G = dict(args["k"].shape)["G"]
+    D = dict(args["q"].shape)["D"]
+    Dv = dict(args["v"].shape)["Dv"]
+    bshd = opts.get("bshd", False)
+
+    def tensor(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    q, k, v = tensor(B, H, Lq, D), tensor(B, G, Lk, D), tensor(B, G, Lk, Dv)
+    d_out = tensor(B, H, Lq, Dv)
+    w = tensor(D, D) * 0.3 if opts.get("score") == "general" else None
+    valid_len = np.array([0, 30], dtype=np.int32) if opts.get("valid_len") else None
+
+    def layout(x):  # bhsd -> the kernel's layout
+        return np.ascontiguousarray(x.transpose(0, 2, 1, 3)) if bshd else x
+
+    inputs = {"q": layout(q), "k": layout(k), "v": layout(v)}
+    if w is not None:
+        inputs["score_w"] = w
+    if valid_len is not None:
+        inputs["valid_len"] = valid_len
+    out, lse = lib.k(**inputs)
+    grads = lib.k_backward(**inputs, out=out, lse=lse, d_out=layout(d_out))
+    names = [a.name for a in lib.k_backward.arguments if a.is_output]
+    assert names == ["d_q", "d_k", "d_v"] + (["d_score_w"] if w is not None else [])
+    got = dict(zip(names, grads))
+
+    tq, tk, tv = (torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (q, k, v))
+    tw = torch.tensor(w, dtype=torch.float64, requires_grad=True) if w is not None else None
+    visible, bias = reference_masks(B, H, Lq, Lk, opts, valid_len)
+    scale = opts.get("scale", 1.0 / math.sqrt(D))
+    ref_out, ref_lse = torch_attention(tq, tk, tv, scale=scale, score=opts.get("score", "dot"),
+                                       w=tw, softcap=opts.get("softcap"), bias=bias,
+                                       visible=visible, score_fn=opts.get("score_fn"))
+    ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
+
+    unlayout = (lambda x: x.transpose(0, 2, 1, 3)) if bshd else (lambda x: x)
+    check(unlayout(out), ref_out, 1e-4, "out")
+    check(unlayout(got["d_q"]), tq.grad, 1e-3, "d_q")
+    check(unlayout(got["d_k"]), tk.grad, 1e-3, "d_k")
+    check(unlayout(got["d_v"]), tv.grad, 1e-3, "d_v")
+    if w is not None:
+        check(got["d_score_w"], tw.grad, 1e-3, "d_score_w")
+    if valid_len is not None:  # sequence 0 sees no key: zero gradients, not NaN
+        assert np.all(got["d_q"][0] == 0) and np.all(got["d_k"][0] == 0)
+        assert np.all(got["d_v"][0] == 0)
+
+
+@pytest.mark.parametrize("dtype,bound", [("bf16", 8e-3), ("f16", 2e-3)])
+def test_half_gradients_are_in_the_storage_type(dtype, bound):
+    lib = compile_case("gqa_causal", dtype)
+    rng = np.random.default_rng(7)
+    B, H, G, L, D = 1, 4, 2, 19, 8
+    torch_type = torch.bfloat16 if dtype == "bf16" else torch.float16
+    q, k, v, d_out = (torch.tensor(rng.standard_normal(s), dtype=torch_type)
+                      for s in ((B, H, L, D), (B, G, L, D), (B, G, L, D), (B, H, L, D)))
+    out, lse = lib.k(q=q, k=k, v=v)
+    d_q, d_k, d_v = lib.k_backward(q=q, k=k, v=v, out=out, lse=lse, d_out=d_out)
+    assert d_q.dtype == torch_type and d_k.dtype == torch_type
+    # The reference differentiates the rounded inputs at float64.
+    tq, tk, tv = (x.to(torch.float64).requires_grad_() for x in (q, k, v))
+    visible, _ = reference_masks(B, H, L, L, {"causal": True})
+    ref_out, _ = torch_attention(tq, tk, tv, scale=1 / math.sqrt(D), visible=visible)
+    ref_out.backward(d_out.to(torch.float64))
+    for got, ref, name in ((d_q, tq.grad, "d_q"), (d_k, tk.grad, "d_k"), (d_v, tv.grad, "d_v")):
+        check(got.to(torch.float64).numpy(), ref, bound, name)
+
+
+def test_backward_requires_lse():
+    with pytest.raises(attnc.Error, match="needs 'lse' among the outputs"):
+        attnc.compile("kernel k { head_dim = 8; backward = true }")
