@@ -726,3 +726,25 @@ func @cache_contiguous_batch(%c: tensor<3x2x64x8xf32>, %k: tensor<2x2x?x8xf32>, 
   %r = attn.cache %c, %k, %len {kind = "contiguous"} : tensor<3x2x64x8xf32>, tensor<2x2x?x8xf32>, tensor<2xi32> -> tensor<2x2x?x8xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'attn.backward' is a unit attribute}}
+func @backward_not_unit() attributes {attn.backward = true} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'attn.backward' needs the kernel to return 'lse' (an output of 'attn.arguments'): its gradients are recomputed from it}}
+func @backward_without_lse() attributes {attn.backward, attn.arguments = [{name = "out", role = "output", shape = ["B"]}]} {
+  return
+}
+
+// -----
+
+func @backward_on_an_op() {
+  // expected-error @+1 {{'attn.backward' belongs on a kernel function}}
+  %c = arith.constant {attn.backward} 1 : i32
+  return
+}
