@@ -237,6 +237,33 @@ def python_overhead_table(results_dir):
     return rows + [""]
 
 
+def backward_table(results_dir, results):
+    """Training rows (backward.py), if measured: % of the FMA peak with the
+    backward's FLOPs counted as 2.5x the forward's, and PyTorch's autograd."""
+    path = os.path.join(results_dir, "backward.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        r = json.load(f)
+    isa, peak = peak_of(results)
+    rows = ["## Training: `NAME_backward`", "",
+            "Backward FLOPs counted as 2.5x the forward's (FlashAttention-2's convention). "
+            "*vs PyTorch*: PyTorch autograd's backward through matmul-softmax-matmul (f32, "
+            "same threads) / attnc's backward.", "",
+            "| row | forward ms | backward ms | backward GFLOP/s | of %s peak | PyTorch ms | vs PyTorch |"
+            % isa, "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in r["rows"]:
+        gflops = row["backward_flops"] / row["backward_s"] / 1e9
+        t = row.get("torch_backward_s")
+        rows.append("| %s | %s | %s | %.1f | %.0f%% | %s | %s |" % (
+            row["id"], fmt_ms(row["forward_s"]), fmt_ms(row["backward_s"]), gflops,
+            100 * gflops / peak, fmt_ms(t) if t else "", "%.2fx" % (t / row["backward_s"]) if t else ""))
+    m = r["memory"]
+    rows += ["", "Peak memory of one backward call at N=%d (H=%d, D=%d, causal) beyond its "
+             "arguments: %.1f MiB." % (m["N"], m["H"], m["D"], m["extra_mib"]), ""]
+    return rows
+
+
 def write_table(results_dir, results, torch, with_roofline):
     m_lines, m_notes = machine_table(results, torch)
     a_rows, a_notes = attnc_table(results)
@@ -265,6 +292,7 @@ def write_table(results_dir, results, torch, with_roofline):
     if b_notes:
         out += ["Notes:", ""] + ["- " + n for n in b_notes] + [""]
     out += python_overhead_table(results_dir)
+    out += backward_table(results_dir, results)
     if with_roofline:
         out += ["![roofline](roofline.png)", ""]
     text = "\n".join(out)

@@ -85,6 +85,8 @@ if [[ -x "$python" ]]; then
   if [[ ${#attnc_args[@]} -gt 0 ]]; then
     "$python" "$here/python_overhead.py" "$out" "$build/bin/attnc" "$build" >/dev/null ||
       echo "warning: the Python call-overhead row failed" >&2
+    "$python" "$here/backward.py" "$out" "$build" ||
+      echo "warning: the training (backward) rows failed" >&2
   fi
   "$python" "$here/report.py" "$out" >/dev/null
 else

@@ -509,6 +509,8 @@ private:
   /// NAME_backward (Backward.cpp): the gradients instead of the attention.
   void makeGradients() {
     f.splits = 1; // the key pass owns whole key blocks
+    // A key block's (dK, dV) sums stay in L1 while its query tiles stream by.
+    f.blockK = std::min(f.blockK, 64);
     makeRowQueries();
     GradientInputs in{f,
                       config,
