@@ -1002,10 +1002,8 @@ void KernelSema::checkBackwardRules() {
   } else if (spec_.cache.any()) {
     why = "'backward' excludes 'cache': a KV cache serves generation, not training";
     field = "cache";
-  } else if (spec_.project != ProjectKind::None) {
-    notYet("projections ('project')", "project");
-  } else if (spec_.positional != PositionalKind::None) {
-    notYet("'positional'", "positional");
+  } else if (spec_.positional == PositionalKind::Rotary) {
+    notYet("rotary embeddings", "positional");
   } else if (spec_.packed) {
     notYet("'batch = packed'", "batch");
   } else if (spec_.score == ScoreKind::Additive) {

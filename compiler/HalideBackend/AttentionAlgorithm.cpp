@@ -436,6 +436,8 @@ private:
       int64_t kvWidth = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
       Func xq = positioned(self ? "x" : "x_q", spec.modelDim);
       Func xkv = self ? xq : positioned("x_kv", kvWidth);
+      f.xQuery = xq;
+      f.xKeys = xkv;
       Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim);
       Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth);
       Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth);

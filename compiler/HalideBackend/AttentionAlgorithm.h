@@ -86,6 +86,9 @@ struct AlgorithmFuncs {
   Halide::Func kCache = exactFunc("k_cache"), vCache = exactFunc("v_cache");
   Halide::Func cacheLen;
   std::vector<Halide::Func> caches; // the cache outputs, for the schedule
+  /// Projections: the rows they read, (m, row, b) (x, x_q or x_kv after
+  /// positions); undefined without `project`.
+  Halide::Func xQuery, xKeys;
   /// Projection weights [N, M] transposed to (n, m) for the matrix products.
   std::vector<Halide::Func> weightTransposes;
 
@@ -111,13 +114,14 @@ struct AlgorithmFuncs {
   /// NAME_backward (Backward.cpp): the two passes over (query tile, key
   /// block) tiles and the chain rule after them. Undefined for NAME.
   struct Gradients {
-    /// (i, h, b): Tuple(D_i = rowsum(dO * O), lse with -inf made +huge).
-    Halide::Func rowStats = exactFunc("row_stats");
+    /// (i, h, b): D_i = rowsum(dO * O) of the attention's output O and its
+    /// gradient dO, and lse (non-finite values made +huge).
+    Halide::Func rowDot = exactFunc("row_dot"), rowLse = exactFunc("row_lse");
     /// One tile of a pass: scores' reduction and dO.V^T (j, r, hb, b), then
     /// P and dS (jj, ii, qt, kb, hb, b); rows and d_out rows transposed.
     struct Tile {
       Halide::Func qk, dp, p, ds, qT, doT;
-    } keyTile, queryTile;
+    } keyTile, queryTile, outputTile;
     /// Key pass: Tuple(dK, dV) of a key block (d, jj, kb, hb, b), over the
     /// block's query tiles `rowTiles` (rows r = y * tileQ + x).
     Halide::Func dKV = exactFunc("d_kv");
@@ -126,9 +130,15 @@ struct AlgorithmFuncs {
     /// key blocks `keyBlocks` (keys j = y * blockK + x).
     Halide::Func dQ = exactFunc("d_q_rows");
     Halide::RDom keyBlocks;
-    /// Chain-rule stages at the root (general's W, cosine's norms), in
-    /// producer order.
-    std::vector<Halide::Func> chain;
+    /// With an output projection, the attention's output O per head is not
+    /// an argument: an output pass recomputes it, (d, ii, qt, hb, b) summed
+    /// over `outputBlocks` like dQ. Undefined otherwise.
+    Halide::Func oRows = exactFunc("o_rows");
+    Halide::RDom outputBlocks;
+    /// Chain-rule stages at the root (general's W, cosine's norms, gradients
+    /// laid out per head), in producer order; `products` are the matrix
+    /// products among them (projections' gradients).
+    std::vector<Halide::Func> chain, products;
   } grad;
   bool isBackward() const { return grad.dKV.defined(); }
 

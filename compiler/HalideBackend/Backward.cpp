@@ -13,8 +13,11 @@
 //    dQ += dS K over the key blocks.
 // Each gradient element has one writer: no thread ever races on a sum.
 // The chain rule then takes dQ and dK through the score's inputs (the
-// scale folded into q, general's W, cosine's normalization) to the
-// arguments; masks have no gradient (their keys have P = 0).
+// scale folded into q, general's W, cosine's normalization) and the
+// projections (matrix products: dX = dQ W, dW = dQ^T X, db = sum dQ) to the
+// arguments; masks have no gradient (their keys have P = 0). With an output
+// projection the attention's output O per head, which D needs, is not an
+// argument: a third pass recomputes it from lse (O = P V).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/AlgorithmParts.h"
@@ -43,7 +46,9 @@ public:
     nRowTiles = (rows + (f.tileQ - 1)) / f.tileQ;
     f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
     kKey = spec.score == ScoreKind::Cosine ? f.kUnit : f.kIn;
-    defineRowStats();
+    defineRowLse();
+    defineAttentionOutput();
+    defineRowDot();
     g.keyTile = defineTile("_kv");
     g.queryTile = defineTile("_q");
     defineKeyPass();
@@ -59,8 +64,10 @@ private:
   AlgorithmFuncs::Gradients &g;
   Expr P, rows, nRowTiles;
   Func kKey;                         // the keys the score's dot product reads
-  Func doutIn = exactFunc("d_out_in"); // (d, i, h, b), widened
+  Func doutIn = exactFunc("d_out_in"); // dO: (d, i, h, b), widened
+  Func oIn = exactFunc("o_in");        // O: (d, i, h, b)
   Expr tilePredicate;                // in (qt, kb, b): some row of the tile sees the block
+  Func dOutRows;                     // output projection: d_out (m, i, b), widened
 
   bool bshd() const { return spec.layout == Layout::BSHD; }
 
@@ -73,24 +80,66 @@ private:
   Expr queryOf(const Expr &r) { return r / P; }
   Expr headOf(const Expr &r, const Expr &hb) { return hb * P + r % P; }
 
-  void defineRowStats() {
-    Var d = f.d, i = f.i, h = f.h, b = f.b;
-    Expr ci = clamp(i, 0, f.Lq - 1);
-    doutIn(d, i, h, b) = widened(atLayout(in.param("d_out"), d, ci, h, b));
-    RDom rv(0, f.Dv, "rv_rowsum");
-    Expr oi = widened(atLayout(in.param("out"), rv, ci, h, b));
-    Expr lse = in.param("lse")(ci, h, b);
+  void defineRowLse() {
+    Var i = f.i, h = f.h, b = f.b;
+    Expr lse = in.param("lse")(clamp(i, 0, f.Lq - 1), h, b);
     // A fully masked row has lse = -inf; its keys are all masked, so P = 0
     // wherever it is read. Any other non-finite lse (a caller's mistake)
     // becomes +huge, so exp(S - lse) is 0 rather than inf or NaN.
     Expr exponent = reinterpret<uint32_t>(lse) & cast<uint32_t>(0x7f800000);
     Expr nonFinite = exponent == cast<uint32_t>(0x7f800000);
-    g.rowStats(i, h, b) = Tuple(sum(doutIn(rv, i, h, b) * oi, "row_dot"),
-                                select(nonFinite, 1e30f, lse));
+    g.rowLse(i, h, b) = select(nonFinite, 1e30f, lse);
   }
 
-  /// The P, dP and dS of one (query tile, key block) tile.
-  AlgorithmFuncs::Gradients::Tile defineTile(const std::string &suffix) {
+  /// O and dO of the attention per head: `out` and `d_out` themselves, or,
+  /// with an output projection, dO = d_out W_o per head and O recomputed.
+  void defineAttentionOutput() {
+    Var d = f.d, i = f.i, h = f.h, b = f.b;
+    Expr ci = clamp(i, 0, f.Lq - 1);
+    if (!spec.outputProjected()) {
+      doutIn(d, i, h, b) = widened(atLayout(in.param("d_out"), d, ci, h, b));
+      oIn(d, i, h, b) = widened(atLayout(in.param("out"), d, ci, h, b));
+      return;
+    }
+    // d_out [B, Lq, M]; w_o [M, H*Dv] is (c, m) in Halide.
+    dOutRows = exactFunc("d_out_rows");
+    dOutRows(f.m, i, b) = widened(in.param("d_out")(f.m, ci, b));
+    g.chain.push_back(dOutRows);
+    Func dAttn = exactFunc("d_attn");
+    RDom rm(0, (int32_t)spec.modelDim, "rm_back");
+    dAttn(f.n, i, b) = 0.0f;
+    dAttn(f.n, i, b) += dOutRows(rm, i, b) * widened(in.param("w_o")(f.n, rm));
+    g.products.push_back(dAttn);
+    doutIn(d, i, h, b) = dAttn(h * f.Dv + d, i, b);
+    // O = P V from lse, per query tile over the key blocks (the query pass's shape).
+    g.outputTile = defineTile("_o", /*withGradients=*/false);
+    g.outputBlocks = RDom(0, f.blockK, 0, f.nBlocks, "output_blocks");
+    RVar x = g.outputBlocks.x, y = g.outputBlocks.y;
+    if (Expr seen = tileSeen(f.qt, y); seen.defined())
+      g.outputBlocks.where(seen);
+    Var ii = f.ii, qt = f.qt;
+    g.oRows(d, ii, qt, h, b) = 0.0f;
+    g.oRows(d, ii, qt, h, b) += g.outputTile.p(x, ii, qt, y, h, b) * f.vIn(d, y * f.blockK + x, h, b);
+    oIn(d, i, h, b) = rowsToHeads(g.oRows, d, i, h, b);
+  }
+
+  void defineRowDot() {
+    Var i = f.i, h = f.h, b = f.b;
+    RDom rv(0, f.Dv, "rv_rowsum");
+    g.rowDot(i, h, b) = 0.0f;
+    g.rowDot(i, h, b) += doutIn(rv, i, h, b) * oIn(rv, i, h, b);
+  }
+
+  /// rows(d, ii, qt, hb, b), a per-row-tile sum, at query i of head h.
+  Expr rowsToHeads(Func rowsFunc, const Expr &d, const Expr &i, const Expr &h, const Expr &b) {
+    Expr r = i * P + h % P;
+    return rowsFunc(d, r % f.tileQ, r / f.tileQ, h / P, b);
+  }
+
+  /// The P, dP and dS of one (query tile, key block) tile (P alone without
+  /// gradients).
+  AlgorithmFuncs::Gradients::Tile defineTile(const std::string &suffix,
+                                             bool withGradients = true) {
     AlgorithmFuncs::Gradients::Tile t{exactFunc("qk" + suffix),  exactFunc("dp" + suffix),
                                       exactFunc("p" + suffix),   exactFunc("ds" + suffix),
                                       exactFunc("q_t" + suffix), exactFunc("d_out_t" + suffix)};
@@ -104,9 +153,6 @@ private:
     // (j, r, hb, b); the KV head of row group hb is hb (P = H / G).
     t.qk(j, i, h, b) = 0.0f;
     t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, h, b);
-    RDom rv(0, f.Dv, "rv" + suffix);
-    t.dp(j, i, h, b) = 0.0f;
-    t.dp(j, i, h, b) += t.doT(i, rv, h, b) * f.vIn(rv, j, h, b);
 
     Expr r = qt * f.tileQ + ii, key = kb * f.blockK + jj;
     Expr query = queryOf(r), head = headOf(r, h);
@@ -114,11 +160,16 @@ private:
     ScoreParts parts = finishScore(f, config, env, t.qk(key, r, h, b), /*withSlope=*/true);
     MaskParts mask = in.mask(env);
     Expr visible = r < rows && key < f.Lk && mask.visible;
-    Tuple stats = g.rowStats(min(query, f.Lq - 1), head, b);
-    t.p(jj, ii, qt, kb, h, b) = select(visible, clampedExp(parts.score - stats[1]), 0.0f);
-    Expr p = t.p(jj, ii, qt, kb, h, b);
-    t.ds(jj, ii, qt, kb, h, b) = p * (t.dp(key, r, h, b) - stats[0]) * parts.slope;
+    Expr row = min(query, f.Lq - 1);
+    t.p(jj, ii, qt, kb, h, b) = select(visible, clampedExp(parts.score - g.rowLse(row, head, b)), 0.0f);
     tilePredicate = mask.blockVisible;
+    if (!withGradients)
+      return t;
+    RDom rv(0, f.Dv, "rv" + suffix);
+    t.dp(j, i, h, b) = 0.0f;
+    t.dp(j, i, h, b) += t.doT(i, rv, h, b) * f.vIn(rv, j, h, b);
+    Expr p = t.p(jj, ii, qt, kb, h, b);
+    t.ds(jj, ii, qt, kb, h, b) = p * (t.dp(key, r, h, b) - g.rowDot(row, head, b)) * parts.slope;
     return t;
   }
 
@@ -162,8 +213,7 @@ private:
 
   /// d(score's q) of query i, head h: (d, i, h, b).
   Expr dScoreQuery(const Expr &d, const Expr &i, const Expr &h, const Expr &b) {
-    Expr r = i * P + h % P;
-    return g.dQ(d, r % f.tileQ, r / f.tileQ, h / P, b);
+    return rowsToHeads(g.dQ, d, i, h, b);
   }
   /// dK (w.r.t. the keys the dot product reads) and dV of key j.
   Expr dKeyRows(const Expr &d, const Expr &j, const Expr &gh, const Expr &b, int which) {
@@ -233,46 +283,157 @@ private:
 
   /// general: dW [D, Dk] = sum over (b, h, i) of q^T d(qW).
   Func scoreWeightGradient() {
+    if (scoreWeights.defined())
+      return scoreWeights;
     Var c = f.n, dd = f.m;
     Func dw = exactFunc("d_score_w_in");
     RDom all(0, f.Lq, 0, f.H, 0, f.B, "all_rows");
     dw(dd, c) = 0.0f;
     dw(dd, c) += f.qIn(c, all.x, all.y, all.z) * dqGeneral(dd, all.x, all.y, all.z);
     g.chain.push_back(dw);
+    return scoreWeights = dw;
+  }
+
+  //--- Projections: matrix products over the rows ----------------------------//
+
+  /// A per-head gradient (d, row, head, b) as the projection's rows (c, row,
+  /// b), c = head * width + d: what the projection wrote.
+  Func headsFlat(Func perHead, const Expr &width, const std::string &name) {
+    Func flat = exactFunc(name);
+    flat(f.n, f.i, f.b) = perHead(f.n % width, f.i, f.n / width, f.b);
+    g.chain.push_back(flat);
+    return flat;
+  }
+  Func flatQuery() {
+    if (!dqFlat.defined())
+      dqFlat = headsFlat(dq, f.D, "d_q_flat");
+    return dqFlat;
+  }
+  Func flatKey() {
+    if (!dkFlat.defined())
+      dkFlat = headsFlat(dk, f.Dk, "d_k_flat");
+    return dkFlat;
+  }
+  Func flatValue() {
+    if (!dvFlat.defined()) {
+      Func dvHeads = exactFunc("d_v_heads");
+      dvHeads(f.d, f.j, f.g, f.b) = dKeyRows(f.d, f.j, f.g, f.b, 1);
+      dvFlat = headsFlat(dvHeads, f.Dv, "d_v_flat");
+    }
+    return dvFlat;
+  }
+
+  /// dX (m, row, b) += rows (c, row, b) . w [C, M]: the gradient through x W^T.
+  Func inputGradient(Func rowsFlat, const std::string &weight, const Expr &width,
+                     const std::string &name) {
+    Func dx = exactFunc(name);
+    RDom rc(0, width * (weight == "w_q" ? f.H : f.G), name + "_r");
+    dx(f.m, f.i, f.b) = 0.0f;
+    dx(f.m, f.i, f.b) += rowsFlat(rc, f.i, f.b) * widened(in.param(weight)(f.m, rc));
+    g.products.push_back(dx);
+    return dx;
+  }
+
+  /// dW [C, M] (m, c) = sum over the rows of rows (c)^T x (m).
+  Func weightGradient(Func rowsFlat, Func x, const Expr &length, const std::string &name) {
+    Func dw = exactFunc(name);
+    RDom r(0, length, 0, f.B, name + "_r");
+    dw(f.m, f.n) = 0.0f;
+    dw(f.m, f.n) += rowsFlat(f.n, r.x, r.y) * x(f.m, r.x, r.y);
+    g.products.push_back(dw);
     return dw;
   }
 
+  /// db [C] = sum over the rows of rows (c).
+  Func biasGradient(Func rowsFlat, const Expr &length, const std::string &name) {
+    Func db = exactFunc(name);
+    RDom r(0, length, 0, f.B, name + "_r");
+    db(f.n) = 0.0f;
+    db(f.n) += rowsFlat(f.n, r.x, r.y);
+    g.chain.push_back(db);
+    return db;
+  }
+
+  /// The gradient of the argument `name` (without "d_") at the output's
+  /// Halide coordinates `at`.
+  Expr argumentGradient(const std::string &name, const std::vector<Expr> &at) {
+    if (name == "q")
+      return dq(at[0], at[1], at[2], at[3]);
+    if (name == "k")
+      return dk(at[0], at[1], at[2], at[3]);
+    if (name == "v")
+      return dKeyRows(at[0], at[1], at[2], at[3], 1);
+    if (name == "score_w")
+      return scoreWeightGradient()(at[0], at[1]);
+    Expr Lk = f.Lk, Lq = f.Lq;
+    if (name == "x" || name == "x_q" || name == "x_kv") {
+      Expr sum = 0.0f;
+      if (name != "x_kv")
+        sum += inputGradient(flatQuery(), "w_q", f.D, "d_x_from_q")(at[0], at[1], at[2]);
+      if (name != "x_q") {
+        sum += inputGradient(flatKey(), "w_k", f.Dk, "d_x_from_k")(at[0], at[1], at[2]);
+        sum += inputGradient(flatValue(), "w_v", f.Dv, "d_x_from_v")(at[0], at[1], at[2]);
+      }
+      return sum;
+    }
+    if (name == "w_q")
+      return weightGradient(flatQuery(), f.xQuery, Lq, "d_w_q_sum")(at[0], at[1]);
+    if (name == "w_k")
+      return weightGradient(flatKey(), f.xKeys, Lk, "d_w_k_sum")(at[0], at[1]);
+    if (name == "w_v")
+      return weightGradient(flatValue(), f.xKeys, Lk, "d_w_v_sum")(at[0], at[1]);
+    if (name == "w_o") {
+      Func oFlat = headsFlat(oIn, f.Dv, "o_flat");
+      // dW_o (c, m) = sum over rows of d_out (m) o (c): the product's rows are m.
+      Func dw = exactFunc("d_w_o_sum");
+      RDom r(0, Lq, 0, f.B, "d_w_o_r");
+      dw(f.n, f.m) = 0.0f;
+      dw(f.n, f.m) += dOutRows(f.m, r.x, r.y) * oFlat(f.n, r.x, r.y);
+      g.products.push_back(dw);
+      return dw(at[0], at[1]);
+    }
+    if (name == "b_q")
+      return biasGradient(flatQuery(), Lq, "d_b_q_sum")(at[0]);
+    if (name == "b_k") {
+      // A key bias shifts every score of a query row alike when the score is
+      // linear in k: softmax ignores it, and its gradient is exactly 0.
+      if (spec.score == ScoreKind::Dot || spec.score == ScoreKind::ScaledDot ||
+          spec.score == ScoreKind::General)
+        return Expr(0.0f);
+      return biasGradient(flatKey(), Lk, "d_b_k_sum")(at[0]);
+    }
+    if (name == "b_v")
+      return biasGradient(flatValue(), Lk, "d_b_v_sum")(at[0]);
+    if (name == "b_o")
+      return biasGradient(dOutRows, Lq, "d_b_o_sum")(at[0]);
+    throw BackendError("kernel '" + config.name + "': no gradient for '" + name + "' yet");
+  }
+
   void defineOutputs() {
-    Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j, gh = f.g;
-    Func dq = queryGradient(), dk = keyGradient();
+    dq = queryGradient();
+    dk = keyGradient();
     for (const ArgSpec &arg : config.arguments) {
       if (!arg.isOutput)
         continue;
       Func out = exactFunc(arg.name);
-      if (arg.name == "d_q") {
-        Expr v = in.stored(arg.name, dq(d, i, h, b));
-        if (bshd())
-          out(d, h, i, b) = v;
-        else
-          out(d, i, h, b) = v;
-      } else if (arg.name == "d_k" || arg.name == "d_v") {
-        Expr v = in.stored(arg.name, arg.name == "d_k" ? dk(d, j, gh, b)
-                                                        : dKeyRows(d, j, gh, b, 1));
-        if (bshd())
-          out(d, gh, j, b) = v;
-        else
-          out(d, j, gh, b) = v;
-      } else if (arg.name == "d_score_w") {
-        Func dw = scoreWeightGradient();
-        out(f.m, f.n) = in.stored(arg.name, dw(f.m, f.n));
-      } else {
-        throw BackendError("kernel '" + config.name + "': no gradient for '" +
-                           arg.name.substr(2) + "' yet");
-      }
+      std::string name = arg.name.substr(2); // d_X -> X
+      // The output's Halide coordinates, and where they sit in the
+      // gradient's (d, row, head, b) order for the attention tensors.
+      std::vector<Var> vars;
+      for (size_t k = 0; k < arg.shape.size(); ++k)
+        vars.push_back(Var("x" + std::to_string(k)));
+      std::vector<Expr> at(vars.begin(), vars.end());
+      bool perHead = name == "q" || name == "k" || name == "v";
+      if (perHead && bshd())
+        std::swap(at[1], at[2]); // [B, L, heads, W]: (d, head, row, b)
+      out(vars) = in.stored(arg.name, argumentGradient(name, at));
       in.constrainOutput(out, arg.name);
     }
   }
 
+  Func dq, dk;                   // d_q_in (d, i, h, b), d_k_in (d, j, g, b)
+  Func dqFlat, dkFlat, dvFlat;   // projections: per-head gradients as rows (c, row, b)
+  Func scoreWeights;             // general: d_score_w (m, n)
   Func dqGeneral; // general: d(q W) (d, i, h, b)
 };
 

@@ -31,11 +31,15 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
                   LoopLevel level, int vec) {
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var i = f.i, j = f.j, ii = f.ii, jj = f.jj;
+  // (The output pass's tile has no dP and dS.)
   for (Func rowsT : {t.qT, t.doT})
-    rowsT.compute_at(level).vectorize(i, vec, guard);
+    if (rowsT.defined())
+      rowsT.compute_at(level).vectorize(i, vec, guard);
   // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
   // registers across the sum along d.
   for (Func product : {t.qk, t.dp}) {
+    if (!product.defined())
+      continue;
     Var jO("jO"), jI("jI"), iO("iO"), iI("iI"), iM("iM"), iV("iV");
     product.compute_at(level).reorder_storage(i, j).vectorize(i, vec, guard);
     Stage update = product.update();
@@ -48,7 +52,8 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
         .unroll(jI);
   }
   for (Func tile : {t.p, t.ds})
-    tile.compute_at(level).reorder_storage(ii, jj).reorder(ii, jj).vectorize(ii, vec, guard);
+    if (tile.defined())
+      tile.compute_at(level).reorder_storage(ii, jj).reorder(ii, jj).vectorize(ii, vec, guard);
 }
 
 /// The passes' sums: `d` in 2 vectors, `row` (a key or a query row) in
@@ -78,7 +83,10 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   const int vec = target.natural_vector_size<float>();
   AlgorithmFuncs::Gradients &g = f.grad;
   std::vector<std::string> &notes = f.scheduleNotes;
-  g.rowStats.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  scheduleRootStages(f, vec); // the forward's projections, positions, transposed weights
+  for (Func row : {g.rowLse, g.rowDot})
+    row.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  g.rowDot.update().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   // Scores' per-row inputs computed once (general's q W, cosine's norms).
   for (Func rows : {f.qHoist, f.qNormSq, f.kNormSq, f.kUnit})
     if (rows.defined())
@@ -91,6 +99,13 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   scheduleSum(g.dQ, f.ii, g.keyBlocks.x, g.keyBlocks.y, {f.qt, f.h, f.b}, 4, vec);
   scheduleTile(f, g.queryTile, LoopLevel(g.dQ, g.keyBlocks.y), vec);
 
+  // With an output projection: O recomputed per query tile, like dQ.
+  if (g.oRows.defined()) {
+    scheduleSum(g.oRows, f.ii, g.outputBlocks.x, g.outputBlocks.y, {f.qt, f.h, f.b}, 4, vec);
+    scheduleTile(f, g.outputTile, LoopLevel(g.oRows, g.outputBlocks.y), vec);
+  }
+  for (Func product : g.products)
+    scheduleMatrixProduct(product, vec);
   for (Func stage : g.chain) {
     stage.compute_root().vectorize(stage.args()[0], vec, TailStrategy::GuardWithIf);
     if (stage.dimensions() > 1)

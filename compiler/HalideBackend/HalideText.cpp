@@ -97,16 +97,22 @@ std::string capturedLoopNest(const AlgorithmFuncs &funcs) {
 /// (a custom score's derivative shows in ds), the outputs.
 static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
   const AlgorithmFuncs::Gradients &g = f.grad;
-  RVarBounds bounds = boundsOf({f.rd, g.rowTiles, g.keyBlocks});
+  RVarBounds bounds = boundsOf({f.rd, g.rowTiles, g.keyBlocks, g.outputBlocks});
   os << "// tiles of " << f.tileQ << " rows x " << f.blockK << " keys\n";
-  printFunc(os, g.rowStats, bounds);
-  for (const AlgorithmFuncs::Gradients::Tile *t : {&g.keyTile, &g.queryTile})
+  printFunc(os, g.rowLse, bounds);
+  for (const Func &fn : g.products) // d_attn first: the output projection's
+    if (fn.name() == "d_attn")
+      printFunc(os, fn, bounds);
+  for (const AlgorithmFuncs::Gradients::Tile *t : {&g.outputTile, &g.keyTile, &g.queryTile})
     for (Func fn : {t->qk, t->dp, t->p, t->ds})
       printFunc(os, fn, bounds);
-  for (Func fn : {g.dKV, g.dQ})
+  for (Func fn : {g.oRows, g.rowDot, g.dKV, g.dQ})
     printFunc(os, fn, bounds);
   for (const Func &fn : g.chain)
     printFunc(os, fn, bounds);
+  for (const Func &fn : g.products)
+    if (fn.name() != "d_attn")
+      printFunc(os, fn, bounds);
   for (const Func &fn : f.outputs)
     printFunc(os, fn, bounds);
 }

@@ -646,6 +646,10 @@ const PolicyRow kPolicies[] = {
 
 } // namespace
 
+void scheduleMatrixProduct(Func p, int vec) { scheduleProjection(p, vec); }
+
+void scheduleRootStages(AlgorithmFuncs &f, int vec) { schedulePrecomputed(f, vec); }
+
 void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
                    SchedulePolicy policy, const Target &target) {
   funcs.policyName = toString(policy);

@@ -28,4 +28,13 @@ void scheduleGradients(AlgorithmFuncs &funcs, const Halide::Target &target);
 /// and parallel.
 void scheduleOutput(Halide::Func out, int vec);
 
+/// p(c, row, ...) += a(r, row, ...) * b(c, r) at the root as a register-blocked
+/// matrix product (the projections' micro-kernel), rows and outer dimensions
+/// fused into one parallel loop.
+void scheduleMatrixProduct(Halide::Func p, int vec);
+
+/// The root-level stages every kernel shares: projections, positions,
+/// transposed weights, packed sequences' tables, cache writes.
+void scheduleRootStages(AlgorithmFuncs &f, int vec);
+
 } // namespace attnc::halide_backend

@@ -190,3 +190,73 @@ def test_half_gradients_are_in_the_storage_type(dtype, bound):
 def test_backward_requires_lse():
     with pytest.raises(attnc.Error, match="needs 'lse' among the outputs"):
         attnc.compile("kernel k { head_dim = 8; backward = true }")
+
+
+PROJECTED = {
+    # name: (fields, self-attention, output projection, biases, kv width)
+    "self_qkv_out_bias_causal": ("heads = 2; head_dim = 8; project = self_qkv_out; model_dim = 12;"
+                                 " proj_bias = true; mask = causal", True, True, "qkvo", 12),
+    "self_qkv_gqa_sinusoidal": ("heads = 4; kv_heads = 2; head_dim = 4; project = self_qkv;"
+                                " model_dim = 10; positional = sinusoidal", True, False, "", 10),
+    "cross_qkv_out_whisper": ("heads = 2; head_dim = 8; project = qkv_out; model_dim = 12;"
+                              " kv_model_dim = 6; proj_bias = q, v, o", False, True, "qvo", 6),
+}
+
+
+def sinusoids(L, M):
+    i = torch.arange(L, dtype=torch.float64)[:, None]
+    m = torch.arange(M)[None, :]
+    angle = i / torch.pow(10000.0, (m - m % 2).to(torch.float64) / M)
+    return torch.where(m % 2 == 0, torch.sin(angle), torch.cos(angle))
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTED))
+def test_projection_gradients_match_float64_autograd(name):
+    fields, self_attention, out_projected, biases, kv_width = PROJECTED[name]
+    lib = attnc.compile("kernel k { %s; outputs = out, lse; backward = true }" % fields)
+    fwd_args = [a for a in lib.k.arguments if not a.is_output]
+    rng = np.random.default_rng(11)
+    B, Lq, Lk = 2, 13, 17 if not self_attention else 13
+    sizes = {"B": B, "Lq": Lq, "Lk": Lk}
+    inputs = {}
+    for a in fwd_args:
+        shape = tuple(v if v is not None else sizes[n] for n, v in a.shape)
+        inputs[a.name] = (rng.standard_normal(shape) * 0.5).astype(np.float32)
+    out, lse = lib.k(**inputs)
+    d_out = rng.standard_normal(out.shape).astype(np.float32)
+    grads = lib.k_backward(**inputs, out=out, lse=lse, d_out=d_out)
+    names = [a.name for a in lib.k_backward.arguments if a.is_output]
+    assert names == ["d_" + a.name for a in fwd_args]
+    got = dict(zip(names, grads))
+
+    t = {n: torch.tensor(x, dtype=torch.float64, requires_grad=True) for n, x in inputs.items()}
+    args = {a.name: a for a in lib.k.arguments}
+    HD = args["w_q"].shape[0][1]
+    H = int(fields.split("heads = ")[1].split(";")[0])
+    G = int(fields.split("kv_heads = ")[1].split(";")[0]) if "kv_heads" in fields else H
+    D = HD // H
+    x_q = t["x"] if self_attention else t["x_q"]
+    x_kv = t["x"] if self_attention else t["x_kv"]
+    if "sinusoidal" in fields:
+        x_q = x_q + sinusoids(Lq, x_q.shape[-1])
+        x_kv = x_q
+
+    def linear(x, w, b):
+        y = x @ t[w].T
+        return y + t[b] if b in t else y
+
+    q = linear(x_q, "w_q", "b_q").view(B, Lq, H, D).transpose(1, 2)
+    k = linear(x_kv, "w_k", "b_k").view(B, Lk, G, D).transpose(1, 2)
+    v = linear(x_kv, "w_v", "b_v").view(B, Lk, G, -1).transpose(1, 2)
+    visible = None
+    if "causal" in fields:
+        visible, _ = reference_masks(B, H, Lq, Lk, {"causal": True})
+    o, _ = torch_attention(q, k, v, scale=1 / math.sqrt(D), visible=visible)
+    if out_projected:
+        o = linear(o.transpose(1, 2).reshape(B, Lq, -1), "w_o", "b_o")
+    check(out, o, 1e-4, "out")
+    o.backward(torch.tensor(d_out, dtype=torch.float64))
+    for n, x in t.items():
+        check(got["d_" + n], x.grad, 1e-3, "d_" + n)
+    if "b_k" in got:  # a key bias never changes a softmax: exactly zero (9.8)
+        assert np.all(got["d_b_k"] == 0)
