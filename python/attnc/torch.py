@@ -42,11 +42,20 @@ def function(kernel):
                     "attnc: kernel '%s' has no backward kernel; compile it with "
                     "'backward = true' (docs/language.md section 9.6) to train through it"
                     % kernel.name)
+            # NAME_backward differentiates `out`; a loss that also reads
+            # weights or lse would lose that part of its gradient silently.
+            for a, g in zip(kernel.outputs[1:], grads[1:]):
+                if g is not None and bool(_torch.any(g != 0)):
+                    raise RuntimeError(
+                        "attnc: kernel '%s': gradients through '%s' are not supported; "
+                        "only 'out' is differentiated (detach '%s' before using it in the "
+                        "loss)" % (kernel.name, a.name, a.name))
             saved = ctx.saved_tensors
             inputs, results = saved[:len(names)], saved[len(names):]
             by_name = dict(zip(names, inputs))
             by_name.update({a.name: r for a, r in zip(kernel.outputs, results)})
-            by_name["d_out"] = grads[0].contiguous()
+            d_out = grads[0] if grads[0] is not None else _torch.zeros_like(results[0])
+            by_name["d_out"] = d_out.to(results[0].dtype).contiguous()
             args = {a.name: by_name[a.name] for a in backward.inputs}
             d = backward(**args)
             d = d if isinstance(d, tuple) else (d,)
@@ -83,7 +92,9 @@ class MultiheadAttention(_torch.nn.Module):
     diagonal; float: -inf above it), need_weights with average_attn_weights,
     batch_first, kdim and vdim, unbatched inputs. Refused with an error:
     add_bias_kv, add_zero_attn, dropout > 0 in training mode, other
-    attn_masks. Gradients need backward kernels (docs/status.md)."""
+    attn_masks. When autograd records the call (a parameter or an input
+    requires grad), the kernel is compiled with `backward = true` and the
+    gradients of the inputs and parameters come from its NAME_backward."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
@@ -113,7 +124,7 @@ class MultiheadAttention(_torch.nn.Module):
     def _kernel(self, key_spec):
         if key_spec not in self._kernels:
             from . import compile as _compile
-            projecting, bias, causal, padding, weights = key_spec
+            projecting, bias, causal, padding, weights, train = key_spec
             lines = ["kernel mha {",
                      "  heads = %d; head_dim = %d" % (self.num_heads, self.head_dim)]
             if projecting:
@@ -126,8 +137,10 @@ class MultiheadAttention(_torch.nn.Module):
             masks = (["causal"] if causal else []) + (["key_padding"] if padding else [])
             if masks:
                 lines.append("  mask = " + " & ".join(masks))
-            if weights:
-                lines.append("  outputs = out, weights")
+            outputs = ["out"] + (["weights"] if weights else []) + (["lse"] if train else [])
+            lines.append("  outputs = " + ", ".join(outputs))
+            if train:
+                lines.append("  backward = true")
             lines.append("}")
             self._kernels[key_spec] = function(_compile("\n".join(lines) + "\n").mha)
         return self._kernels[key_spec]
@@ -178,8 +191,11 @@ class MultiheadAttention(_torch.nn.Module):
         else:
             w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         b_q, b_k, b_v = self.in_proj_bias.split(E_) if bias else (None, None, None)
+        train = _torch.is_grad_enabled() and (
+            any(p.requires_grad for p in self.parameters()) or
+            any(t.requires_grad for t in (query, key, value)))
         kernel = self._kernel((same_kv, bias, causal, key_padding_mask is not None,
-                               bool(need_weights)))
+                               bool(need_weights), train))
         pad = []
         if key_padding_mask is not None:
             pad = [(key_padding_mask != 0).to(_torch.uint8).contiguous()]
@@ -196,7 +212,9 @@ class MultiheadAttention(_torch.nn.Module):
             k = _torch.nn.functional.linear(key, w_k, b_k).view(N, S, H, Dh)
             v = _torch.nn.functional.linear(value, w_v, b_v).view(N, S, H, Dh)
             result = kernel(q.contiguous(), k.contiguous(), v.contiguous(), *pad)
-        out, weights = (result if need_weights else (result, None))
+        result = result if isinstance(result, tuple) else (result,)
+        named = dict(zip((a.name for a in kernel.kernel.outputs), result))
+        out, weights = named["out"], named.get("weights")
         if not same_kv:
             out = _torch.nn.functional.linear(out.reshape(N, L, E_), self.out_proj.weight,
                                               self.out_proj.bias)

@@ -119,9 +119,69 @@ def test_refusals():
         training(x, x, x)
 
 
-def test_gradients_need_a_backward_kernel():
+def gradients_match_torch(ref, ours, args, kwargs, tol=1e-4):
+    """Forward and every gradient (inputs and parameters) of one call."""
+    inputs = [a.detach().clone().requires_grad_() for a in args]
+    theirs = [a.detach().clone().requires_grad_() for a in args]
+    o, _ = ours(*inputs, **kwargs)
+    r, _ = ref(*theirs, **kwargs)
+    close(o, r)
+    grad = torch.randn_like(r)
+    o.backward(grad)
+    r.backward(grad)
+    for a, b in zip(inputs, theirs):
+        close(a.grad, b.grad, tol)
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        assert p.grad is not None, name
+        close(p.grad, q.grad, tol)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_self_attention_gradients(bias):
+    ref, ours = pair(bias=bias, batch_first=True)
+    x = torch.randn(3, 7, 16)
+    gradients_match_torch(ref, ours, (x, x, x), {"need_weights": False})
+
+
+def test_causal_self_attention_gradients_with_weights_returned():
+    ref, ours = pair()
+    x = torch.randn(6, 2, 16)
+    hidden = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+    gradients_match_torch(ref, ours, (x, x, x), {"attn_mask": hidden})
+
+
+def test_cross_attention_gradients_with_padding():
+    ref, ours = pair(kdim=12)
+    q, kv = torch.randn(5, 2, 16), torch.randn(9, 2, 12)
+    pad = torch.zeros(2, 9, dtype=torch.bool)
+    pad[1, 6:] = True
+    # kv is one tensor: the projecting kernel, kv_model_dim = 12.
+    qi, kvi = q.clone().requires_grad_(), kv.clone().requires_grad_()
+    qr, kvr = q.clone().requires_grad_(), kv.clone().requires_grad_()
+    o, _ = ours(qi, kvi, kvi, key_padding_mask=pad, need_weights=False)
+    r, _ = ref(qr, kvr, kvr, key_padding_mask=pad, need_weights=False)
+    close(o, r)
+    g = torch.randn_like(r)
+    o.backward(g)
+    r.backward(g)
+    close(qi.grad, qr.grad, 1e-4)
+    close(kvi.grad, kvr.grad, 1e-4)
+    for (name, p), q_ in zip(ours.named_parameters(), ref.parameters()):
+        close(p.grad, q_.grad, 1e-4)
+
+
+def test_separate_key_and_value_gradients():
+    torch.manual_seed(3)
+    ref = torch.nn.MultiheadAttention(16, 2, kdim=8, vdim=12, batch_first=True)
+    ours = attnc.torch.MultiheadAttention(16, 2, kdim=8, vdim=12, batch_first=True)
+    ours.load_state_dict(ref.state_dict())
+    args = (torch.randn(2, 3, 16), torch.randn(2, 5, 8), torch.randn(2, 5, 12))
+    gradients_match_torch(ref, ours, args, {"need_weights": False})
+
+
+def test_gradient_through_weights_is_refused():
     _, ours = pair()
-    x = torch.randn(4, 1, 16)
-    out, _ = ours(x, x, x)
-    with pytest.raises(RuntimeError, match="has no backward kernel"):
-        out.sum().backward()
+    x = torch.randn(4, 1, 16, requires_grad=True)
+    _, w = ours(x, x, x)
+    with pytest.raises(RuntimeError, match="gradients through 'weights' are not supported"):
+        w.sum().backward()

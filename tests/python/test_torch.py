@@ -27,6 +27,25 @@ def test_backward_without_a_backward_kernel_is_a_clear_error(gqa):
         out.sum().backward()
 
 
+def test_function_backward_runs_the_backward_kernel():
+    lib = attnc.compile("kernel g { heads = 4; kv_heads = 2; head_dim = 8; mask = causal\n"
+                        "outputs = out, lse; backward = true }")
+    f = attnc.torch.function(lib.g)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, h, 6, 8, requires_grad=True) for h in (4, 2, 2))
+    out, lse = f(q, k, v)
+    (out * torch.arange(8.0)).sum().backward()
+    ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    s = ref[0] @ ref[1].repeat_interleave(2, 1).transpose(-1, -2) / 8 ** 0.5
+    s = s.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf"))
+    o = torch.softmax(s, -1) @ ref[2].repeat_interleave(2, 1)
+    (o * torch.arange(8.0, dtype=torch.float64)).sum().backward()
+    for got, want in zip((q, k, v), ref):
+        assert (got.grad.double() - want.grad).abs().max() < 1e-4
+    with pytest.raises(RuntimeError, match="gradients through 'lse' are not supported"):
+        f(q, k, v)[1].sum().backward()
+
+
 def test_function_refuses_outputs_and_non_kernels(gqa):
     f = attnc.torch.function(gqa.plain)
     z = torch.zeros(1, 2, 3, 8)
