@@ -1006,8 +1006,8 @@ void KernelSema::checkBackwardRules() {
     notYet("rotary embeddings", "positional");
   } else if (spec_.packed) {
     notYet("'batch = packed'", "batch");
-  } else if (spec_.score == ScoreKind::Additive) {
-    notYet("the additive score", "score");
+  } else if (spec_.score == ScoreKind::Additive && spec_.kvHeads != spec_.heads) {
+    notYet("the additive score with kv_heads < heads", "kv_heads");
   } else {
     for (const InputAST &input : spec_.inputs)
       if (input.type == ElemType::F32) {

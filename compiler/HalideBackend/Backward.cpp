@@ -70,6 +70,14 @@ private:
   Func dOutRows;                     // output projection: d_out (m, i, b), widened
 
   bool bshd() const { return spec.layout == Layout::BSHD; }
+  bool additive() const { return spec.score == ScoreKind::Additive; }
+  /// The additive score's w_v (n), and t = tanh(W_q q + W_k k) at hidden
+  /// unit n of row r and key j (row groups are heads: P = 1).
+  Expr wv(const Expr &n) { return widened(in.param("score_wv")(n)); }
+  Expr hiddenTanh(const Expr &n, const Expr &r, const Expr &j, const Expr &h, const Expr &b) {
+    return approxTanh(f.qHoist(n, r, h, b) + f.kHoist(n, j, h, b));
+  }
+  int32_t hidden() const { return (int32_t)spec.additiveHidden; }
 
   /// A (d, row, head, b) view of a [B, H, L, W] / [B, L, H, W] argument.
   Expr atLayout(ImageParam p, const Expr &d, const Expr &row, const Expr &head, const Expr &b) {
@@ -147,12 +155,18 @@ private:
     Var jj = f.jj, ii = f.ii, qt = f.qt, kb = f.kb;
     // Rows transposed per tile (row innermost), so the products run over
     // vectors of rows.
-    t.qT(i, d, h, b) = f.qRow(d, i, h, b);
     t.doT(i, d, h, b) = doutIn(d, queryOf(i), headOf(i, h), b);
-    // The score's reduction (q . k per key and row) and dO . V^T, both
-    // (j, r, hb, b); the KV head of row group hb is hb (P = H / G).
+    // The score's reduction (q . k per key and row, or the additive MLP's
+    // sum over hidden units) and dO . V^T, both (j, r, hb, b); the KV head
+    // of row group hb is hb (P = H / G).
     t.qk(j, i, h, b) = 0.0f;
-    t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, h, b);
+    if (additive()) {
+      t.qT(i, d, h, b) = f.qHoist(d, i, h, b);
+      t.qk(j, i, h, b) += wv(f.rd) * approxTanh(t.qT(i, f.rd, h, b) + f.kHoist(f.rd, j, h, b));
+    } else {
+      t.qT(i, d, h, b) = f.qRow(d, i, h, b);
+      t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, h, b);
+    }
 
     Expr r = qt * f.tileQ + ii, key = kb * f.blockK + jj;
     Expr query = queryOf(r), head = headOf(r, h);
@@ -191,11 +205,21 @@ private:
     // narrower one repeats its last column (never stored).
     Expr dk = min(d, f.Dk - 1), dv = min(d, f.Dv - 1);
     const AlgorithmFuncs::Gradients::Tile &t = g.keyTile;
-    g.dKV(d, jj, kb, h, b) = Tuple(0.0f, 0.0f);
-    g.dKV(d, jj, kb, h, b) =
-        Tuple(g.dKV(d, jj, kb, h, b)[0] + t.ds(jj, x, y, kb, h, b) * f.qRow(dk, r, h, b),
-              g.dKV(d, jj, kb, h, b)[1] + t.p(jj, x, y, kb, h, b) *
-                                              doutIn(dv, queryOf(r), headOf(r, h), b));
+    Expr ds = t.ds(jj, x, y, kb, h, b);
+    if (additive())
+      g.dKV(d, jj, kb, h, b) = Tuple(0.0f, 0.0f, 0.0f); // + d w_v's partial sums
+    else
+      g.dKV(d, jj, kb, h, b) = Tuple(0.0f, 0.0f);
+    Tuple acc = g.dKV(d, jj, kb, h, b);
+    Expr dV = acc[1] + t.p(jj, x, y, kb, h, b) * doutIn(dv, queryOf(r), headOf(r, h), b);
+    if (additive()) {
+      // Per hidden unit n: d(W_k k) += dS w_v (1 - t^2) and d w_v += dS t.
+      Expr n = min(d, hidden() - 1);
+      Expr tt = hiddenTanh(n, r, kb * f.blockK + jj, h, b);
+      g.dKV(d, jj, kb, h, b) = Tuple(acc[0] + ds * wv(n) * (1.0f - tt * tt), dV, acc[2] + ds * tt);
+      return;
+    }
+    g.dKV(d, jj, kb, h, b) = Tuple(acc[0] + ds * f.qRow(dk, r, h, b), dV);
   }
 
   void defineQueryPass() {
@@ -205,8 +229,13 @@ private:
     if (Expr seen = tileSeen(qt, y); seen.defined())
       g.keyBlocks.where(seen);
     g.dQ(d, ii, qt, h, b) = 0.0f;
-    g.dQ(d, ii, qt, h, b) +=
-        g.queryTile.ds(x, ii, qt, y, h, b) * kKey(d, y * f.blockK + x, h, b);
+    Expr ds = g.queryTile.ds(x, ii, qt, y, h, b), key = y * f.blockK + x;
+    if (additive()) { // d(W_q q) per hidden unit
+      Expr tt = hiddenTanh(d, qt * f.tileQ + ii, key, h, b);
+      g.dQ(d, ii, qt, h, b) += ds * wv(d) * (1.0f - tt * tt);
+      return;
+    }
+    g.dQ(d, ii, qt, h, b) += ds * kKey(d, key, h, b);
   }
 
   //--- The chain rule to the arguments ---------------------------------------//
@@ -234,6 +263,14 @@ private:
     Func dq = exactFunc("d_q_in");
     const float qScale = scaleFoldedIntoQuery(config) ? (float)config.scale : 1.0f;
     switch (spec.score) {
+    case ScoreKind::Additive: {
+      // W_q q: dq = d(W_q q) W_q, W_q [N, D] being (d, n) in Halide.
+      Func dqh = exactFunc("d_q_hidden");
+      dqh(f.n, i, h, b) = dScoreQuery(f.n, i, h, b);
+      g.chain.push_back(dqh);
+      hiddenQuery = dqh;
+      return hiddenInput(dqh, "score_wq", "d_q_in");
+    }
     case ScoreKind::General: {
       // qs = (q W) * scale: d(qW) = dqs * scale; dq = d(qW) W^T, and
       // dW = sum over rows of q^T d(qW) (definedScoreWeight).
@@ -267,6 +304,13 @@ private:
   Func keyGradient() {
     Var d = f.d, j = f.j, gh = f.g, b = f.b;
     Func dk = exactFunc("d_k_in");
+    if (additive()) {
+      Func dkh = exactFunc("d_k_hidden");
+      dkh(f.n, j, gh, b) = dKeyRows(f.n, j, gh, b, 0);
+      g.chain.push_back(dkh);
+      hiddenKey = dkh;
+      return hiddenInput(dkh, "score_wk", "d_k_in");
+    }
     if (spec.score == ScoreKind::Cosine) {
       Func dot = exactFunc("d_k_unit_dot");
       RDom rc(0, f.Dk, "rck_back");
@@ -279,6 +323,38 @@ private:
       dk(d, j, gh, b) = dKeyRows(d, j, gh, b, 0);
     }
     return dk;
+  }
+
+  /// Additive: d(row) (d, row, head, b) = sum over hidden units n of
+  /// d(W row) (n) W [n, d], a matrix product over the rows.
+  Func hiddenInput(Func dHidden, const std::string &weight, const std::string &name) {
+    Func dx = exactFunc(name);
+    RDom rn(0, hidden(), name + "_r");
+    dx(f.d, f.i, f.h, f.b) = 0.0f;
+    dx(f.d, f.i, f.h, f.b) += dHidden(rn, f.i, f.h, f.b) * widened(in.param(weight)(f.d, rn));
+    g.products.push_back(dx);
+    return dx;
+  }
+
+  /// Additive: dW [N, D] (d, n) = sum over every row of d(W row) (n) row (d).
+  Func hiddenWeightGradient(Func dHidden, Func rowsIn, const Expr &length, const Expr &heads,
+                            const std::string &name) {
+    Func dw = exactFunc(name);
+    RDom r(0, length, 0, heads, 0, f.B, name + "_r");
+    dw(f.d, f.n) = 0.0f;
+    dw(f.d, f.n) += dHidden(f.n, r.x, r.y, r.z) * rowsIn(f.d, r.x, r.y, r.z);
+    g.products.push_back(dw);
+    return dw;
+  }
+
+  /// Additive: d w_v (n) = the key blocks' sums of dS t.
+  Func hiddenOutputGradient() {
+    Func dw = exactFunc("d_score_wv_sum");
+    RDom r(0, f.blockK, 0, f.nBlocks, 0, f.G, 0, f.B, "d_score_wv_r");
+    dw(f.n) = 0.0f;
+    dw(f.n) += g.dKV(f.n, r.x, r.y, r.z, r.w)[2];
+    g.chain.push_back(dw);
+    return dw;
   }
 
   /// general: dW [D, Dk] = sum over (b, h, i) of q^T d(qW).
@@ -365,6 +441,12 @@ private:
       return dKeyRows(at[0], at[1], at[2], at[3], 1);
     if (name == "score_w")
       return scoreWeightGradient()(at[0], at[1]);
+    if (name == "score_wq")
+      return hiddenWeightGradient(hiddenQuery, f.qIn, f.Lq, f.H, "d_score_wq_sum")(at[0], at[1]);
+    if (name == "score_wk")
+      return hiddenWeightGradient(hiddenKey, f.kIn, f.Lk, f.G, "d_score_wk_sum")(at[0], at[1]);
+    if (name == "score_wv")
+      return hiddenOutputGradient()(at[0]);
     Expr Lk = f.Lk, Lq = f.Lq;
     if (name == "x" || name == "x_q" || name == "x_kv") {
       Expr sum = 0.0f;
@@ -434,6 +516,7 @@ private:
   Func dq, dk;                   // d_q_in (d, i, h, b), d_k_in (d, j, g, b)
   Func dqFlat, dkFlat, dvFlat;   // projections: per-head gradients as rows (c, row, b)
   Func scoreWeights;             // general: d_score_w (m, n)
+  Func hiddenQuery, hiddenKey;   // additive: d(W_q q) (n, i, h, b), d(W_k k) (n, j, g, b)
   Func dqGeneral; // general: d(q W) (d, i, h, b)
 };
 

@@ -88,9 +88,14 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
     row.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   g.rowDot.update().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   // Scores' per-row inputs computed once (general's q W, cosine's norms).
-  for (Func rows : {f.qHoist, f.qNormSq, f.kNormSq, f.kUnit})
-    if (rows.defined())
-      rows.compute_root();
+  for (Func rows : {f.qHoist, f.kHoist, f.qNormSq, f.kNormSq, f.kUnit}) {
+    if (!rows.defined())
+      continue;
+    Var inner = rows.args()[0], outer = rows.args().back();
+    rows.compute_root().vectorize(inner, vec, TailStrategy::GuardWithIf).parallel(outer);
+    if (rows.has_update_definition())
+      rows.update().vectorize(inner, vec, TailStrategy::GuardWithIf).parallel(outer);
+  }
 
   // Key pass: (dK, dV) of a key block, 2 keys x 2 vectors of d x 2 sums.
   scheduleSum(g.dKV, f.jj, g.rowTiles.x, g.rowTiles.y, {f.kb, f.h, f.b}, 2, vec);

@@ -19,12 +19,17 @@ def alibi_slopes(H):
 
 
 def torch_attention(q, k, v, *, scale, score="dot", w=None, softcap=None, bias=None,
-                    visible=None, score_fn=None):
+                    visible=None, score_fn=None, additive=None):
     """float64 attention on bhsd tensors (k, v with G heads); returns out and lse."""
     H, G = q.shape[1], k.shape[1]
     k = k.repeat_interleave(H // G, dim=1)
     v = v.repeat_interleave(H // G, dim=1)
-    if score == "general":
+    if score == "additive":  # additive = (W_q [N, D], W_k [N, Dk], w_v [N])
+        wq, wk, wv = additive
+        hq = torch.einsum("nd,bhid->bhin", wq, q)
+        hk = torch.einsum("nd,bhjd->bhjn", wk, k)
+        raw = torch.einsum("bhijn,n->bhij", torch.tanh(hq[:, :, :, None] + hk[:, :, None]), wv)
+    elif score == "general":
         raw = torch.einsum("bhid,de,bhje->bhij", q, w, k)
     elif score == "cosine":
         qn = q / q.norm(dim=-1, keepdim=True).clamp_min(1e-12)
@@ -74,6 +79,9 @@ CASES = {
     "bshd_value_dim": ("heads = 2; head_dim = 8; value_dim = 12; layout = bshd; mask = causal",
                        {"causal": True, "bshd": True}),
     "valid_len_empty_rows": ("heads = 2; head_dim = 8; mask = valid_len", {"valid_len": True}),
+    "additive_valid_len": ("heads = 2; head_dim = 8; key_dim = 6; score = additive(hidden = 5);"
+                           " mask = valid_len; softcap = 3",
+                           {"score": "additive", "scale": 1.0, "valid_len": True, "softcap": 3.0}),
 }
 
 
@@ -121,13 +129,14 @@ def test_gradients_match_float64_autograd(name):
     H = dict(args["q"].shape)["H"]
     G = dict(args["k"].shape)["G"]
     D = dict(args["q"].shape)["D"]
+    Dk = dict(args["k"].shape)["Dk"]
     Dv = dict(args["v"].shape)["Dv"]
     bshd = opts.get("bshd", False)
 
     def tensor(*shape):
         return rng.standard_normal(shape).astype(np.float32)
 
-    q, k, v = tensor(B, H, Lq, D), tensor(B, G, Lk, D), tensor(B, G, Lk, Dv)
+    q, k, v = tensor(B, H, Lq, D), tensor(B, G, Lk, Dk), tensor(B, G, Lk, Dv)
     d_out = tensor(B, H, Lq, Dv)
     w = tensor(D, D) * 0.3 if opts.get("score") == "general" else None
     valid_len = np.array([0, 30], dtype=np.int32) if opts.get("valid_len") else None
@@ -138,21 +147,30 @@ def test_gradients_match_float64_autograd(name):
     inputs = {"q": layout(q), "k": layout(k), "v": layout(v)}
     if w is not None:
         inputs["score_w"] = w
+    hidden = {}
+    if opts.get("score") == "additive":
+        N = args["score_wv"].shape[0][1]
+        hidden = {"score_wq": tensor(N, D) * 0.5, "score_wk": tensor(N, Dk) * 0.5,
+                  "score_wv": tensor(N)}
+        inputs.update(hidden)
     if valid_len is not None:
         inputs["valid_len"] = valid_len
     out, lse = lib.k(**inputs)
     grads = lib.k_backward(**inputs, out=out, lse=lse, d_out=layout(d_out))
     names = [a.name for a in lib.k_backward.arguments if a.is_output]
-    assert names == ["d_q", "d_k", "d_v"] + (["d_score_w"] if w is not None else [])
+    assert names == (["d_q", "d_k", "d_v"] + (["d_score_w"] if w is not None else []) +
+                     ["d_" + n for n in hidden])
     got = dict(zip(names, grads))
 
     tq, tk, tv = (torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (q, k, v))
     tw = torch.tensor(w, dtype=torch.float64, requires_grad=True) if w is not None else None
+    th = {n: torch.tensor(x, dtype=torch.float64, requires_grad=True) for n, x in hidden.items()}
     visible, bias = reference_masks(B, H, Lq, Lk, opts, valid_len)
     scale = opts.get("scale", 1.0 / math.sqrt(D))
     ref_out, ref_lse = torch_attention(tq, tk, tv, scale=scale, score=opts.get("score", "dot"),
                                        w=tw, softcap=opts.get("softcap"), bias=bias,
-                                       visible=visible, score_fn=opts.get("score_fn"))
+                                       visible=visible, score_fn=opts.get("score_fn"),
+                                       additive=[th["score_w" + n] for n in "qkv"] if th else None)
     ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
 
     unlayout = (lambda x: x.transpose(0, 2, 1, 3)) if bshd else (lambda x: x)
@@ -162,6 +180,8 @@ def test_gradients_match_float64_autograd(name):
     check(unlayout(got["d_v"]), tv.grad, 1e-3, "d_v")
     if w is not None:
         check(got["d_score_w"], tw.grad, 1e-3, "d_score_w")
+    for n, t in th.items():
+        check(got["d_" + n], t.grad, 1e-3, "d_" + n)
     if valid_len is not None:  # sequence 0 sees no key: zero gradients, not NaN
         assert np.all(got["d_q"][0] == 0) and np.all(got["d_k"][0] == 0)
         assert np.all(got["d_v"][0] == 0)
