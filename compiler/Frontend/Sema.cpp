@@ -1008,12 +1008,6 @@ void KernelSema::checkBackwardRules() {
     notYet("'batch = packed'", "batch");
   } else if (spec_.score == ScoreKind::Additive && spec_.kvHeads != spec_.heads) {
     notYet("the additive score with kv_heads < heads", "kv_heads");
-  } else {
-    for (const InputAST &input : spec_.inputs)
-      if (input.type == ElemType::F32) {
-        notYet("gradients of declared f32 inputs ('" + input.name + "')", "backward");
-        break;
-      }
   }
   if (!why.empty())
     diag_.error(locOf(field.c_str()), why);

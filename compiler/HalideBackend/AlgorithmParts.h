@@ -53,6 +53,7 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Hali
 struct ScoreParts {
   Halide::Expr score; // scaled, soft-capped, biased
   Halide::Expr slope; // d score / d raw (withSlope only): the backward's chain rule
+  Halide::Expr post;  // d score / d (the custom score's value) (withSlope only)
 };
 
 /// Applies the custom score, scale, softcap and bias to the raw reduction.

@@ -135,6 +135,15 @@ struct AlgorithmFuncs {
     /// over `outputBlocks` like dQ. Undefined otherwise.
     Halide::Func oRows = exactFunc("o_rows");
     Halide::RDom outputBlocks;
+    /// Declared f32 inputs read by a custom score or bias: per read, a
+    /// scatter of dS * d(score)/d(read) over every (key, row) of `pairs`
+    /// (jj, ii, kb, qt, hb, b), serial, with its own tile at kb.
+    struct Scatter {
+      Halide::Func sum;
+      Halide::RDom pairs;
+      Tile tile;
+    };
+    std::vector<Scatter> scatters;
     /// Chain-rule stages at the root (general's W, cosine's norms, gradients
     /// laid out per head), in producer order; `products` are the matrix
     /// products among them (projections' gradients).

@@ -357,6 +357,68 @@ private:
     return dw;
   }
 
+  //--- Declared inputs: scatters over every pair -----------------------------//
+
+  /// d input at `logical` (outermost first): the sum, over every read of it
+  /// in the custom score and bias, of dL/dS * d(score)/d(read) scattered to
+  /// the element read. The indices are data, so each read is one serial
+  /// pass over every (query, key) pair with its own recomputed tiles.
+  Expr declaredInputGradient(const DeclaredInput &input, const std::vector<Expr> &logical) {
+    Expr total = 0.0f;
+    for (bool inScore : {true, false}) {
+      const ExprGraph &graph = inScore ? config.customScore : config.customBias;
+      if (!graph.defined())
+        continue;
+      // Count this graph's reads of the input at a placeholder pair first.
+      ExprEnv probe = in.env(f.i, f.j, f.h, f.b);
+      probe.dot = Expr(0.0f);
+      size_t count = 0;
+      for (const InputRead &read : inputReads(graph, probe))
+        count += read.input == input.name;
+      for (size_t k = 0; k < count; ++k)
+        total += scatterRead(input, graph, inScore, k)(logical);
+    }
+    return total;
+  }
+
+  /// The k-th read of `input` in `graph`, scattered (see declaredInputGradient).
+  Func scatterRead(const DeclaredInput &input, const ExprGraph &graph, bool inScore, size_t k) {
+    std::string tag = input.name + (inScore ? "_score" : "_bias") + std::to_string(k);
+    AlgorithmFuncs::Gradients::Scatter s;
+    s.tile = defineTile("_" + tag);
+    s.pairs = RDom({{0, f.blockK}, {0, f.tileQ}, {0, f.nBlocks}, {0, nRowTiles}, {0, f.G},
+                    {0, f.B}}, "pairs_" + tag);
+    const RDom &r = s.pairs;
+    Expr row = r[3] * f.tileQ + r[1], key = r[2] * f.blockK + r[0];
+    Expr query = queryOf(row), head = headOf(row, r[4]), b = r[5];
+    ExprEnv env = in.env(query, key, head, b);
+    Expr raw = s.tile.qk(key, row, r[4], b);
+    ScoreParts parts = finishScore(f, config, env, raw, /*withSlope=*/true);
+    env.dot = raw;
+    std::vector<InputRead> reads;
+    for (InputRead &read : inputReads(graph, env))
+      if (read.input == input.name)
+        reads.push_back(std::move(read));
+    const InputRead &read = reads.at(k);
+    // dL/dS of the pair (0 where masked: P is), times d S / d read.
+    Expr dScore = s.tile.p(r[0], r[1], r[3], r[2], r[4], b) *
+                  (s.tile.dp(key, row, r[4], b) - g.rowDot(min(query, f.Lq - 1), head, b));
+    Expr slope = inScore ? read.slope * parts.post : read.slope;
+    // The element the clamped read saw.
+    const std::vector<Expr> &extents = env.inputExtents.at(input.name);
+    std::vector<Expr> target;
+    for (size_t d = 0; d < read.indices.size(); ++d)
+      target.push_back(clamp(read.indices[d], 0, extents[d] - 1));
+    std::vector<Var> vars;
+    for (size_t d = 0; d < input.dims.size(); ++d)
+      vars.push_back(Var("x" + std::to_string(d)));
+    s.sum = exactFunc("d_" + tag);
+    s.sum(vars) = 0.0f;
+    s.sum(target) += dScore * slope;
+    g.scatters.push_back(s);
+    return s.sum;
+  }
+
   /// general: dW [D, Dk] = sum over (b, h, i) of q^T d(qW).
   Func scoreWeightGradient() {
     if (scoreWeights.defined())
@@ -447,6 +509,12 @@ private:
       return hiddenWeightGradient(hiddenKey, f.kIn, f.Lk, f.G, "d_score_wk_sum")(at[0], at[1]);
     if (name == "score_wv")
       return hiddenOutputGradient()(at[0]);
+    for (const DeclaredInput &input : spec.inputs)
+      if (input.name == name && input.type == ElemType::F32) {
+        // The input's logical order is the reverse of the Halide coordinates.
+        std::vector<Expr> logical(at.rbegin(), at.rend());
+        return declaredInputGradient(input, logical);
+      }
     Expr Lk = f.Lk, Lq = f.Lq;
     if (name == "x" || name == "x_q" || name == "x_kv") {
       Expr sum = 0.0f;

@@ -167,22 +167,53 @@ static Expr derivative(const ExprNode &n, const std::vector<Expr> &x,
   }
 }
 
-std::pair<Expr, Expr> buildExprWithDerivative(const ExprGraph &graph, const ExprEnv &env,
-                                              const std::string &wrt) {
+/// Forward mode over the DAG, seeded at the variable `wrt` or, when
+/// seedNode >= 0, at that node: every node's value and derivative.
+static std::pair<std::vector<Expr>, std::vector<Expr>>
+forwardMode(const ExprGraph &graph, const ExprEnv &env, const std::string &wrt, int seedNode) {
   if (!graph.defined())
     throw BackendError("custom expression without a body");
   std::vector<Expr> built, slopes;
   built.reserve(graph.nodes.size());
   slopes.reserve(graph.nodes.size());
-  for (const ExprNode &n : graph.nodes) {
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const ExprNode &n = graph.nodes[k];
     for (int operand : n.operands)
       if (operand < 0 || (size_t)operand >= built.size())
         throw BackendError("malformed custom expression (operand after its user)");
     built.push_back(node(n, built, env));
-    slopes.push_back(derivative(n, built, slopes, built.back(), wrt));
+    slopes.push_back((int)k == seedNode ? Expr(1.0f)
+                                        : derivative(n, built, slopes, built.back(), wrt));
   }
+  return {built, slopes};
+}
+
+static Expr rootSlope(const ExprGraph &graph, const std::vector<Expr> &slopes) {
   Expr slope = slopes.at(graph.root);
-  return {built.at(graph.root), slope.defined() ? Halide::cast<float>(slope) : Expr(0.0f)};
+  return slope.defined() ? Halide::cast<float>(slope) : Expr(0.0f);
+}
+
+std::pair<Expr, Expr> buildExprWithDerivative(const ExprGraph &graph, const ExprEnv &env,
+                                              const std::string &wrt) {
+  auto [built, slopes] = forwardMode(graph, env, wrt, -1);
+  return {built.at(graph.root), rootSlope(graph, slopes)};
+}
+
+std::vector<InputRead> inputReads(const ExprGraph &graph, const ExprEnv &env) {
+  std::vector<InputRead> reads;
+  if (!graph.defined())
+    return reads;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const ExprNode &n = graph.nodes[k];
+    if (n.op != ExprNode::Read || !n.readsFloat)
+      continue;
+    auto [built, slopes] = forwardMode(graph, env, "", (int)k);
+    InputRead read{n.name, {}, rootSlope(graph, slopes)};
+    for (int operand : n.operands)
+      read.indices.push_back(built.at(operand));
+    reads.push_back(std::move(read));
+  }
+  return reads;
 }
 
 } // namespace attnc::halide_backend

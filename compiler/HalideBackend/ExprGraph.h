@@ -75,4 +75,15 @@ std::pair<Halide::Expr, Halide::Expr> buildExprWithDerivative(const ExprGraph &g
                                                               const ExprEnv &env,
                                                               const std::string &wrt);
 
+/// A float read of a declared input inside a graph: the node, its indices
+/// (as the expression computes them, before the input's clamp) and the
+/// derivative of the graph's value by the value read there.
+struct InputRead {
+  std::string input;
+  std::vector<Halide::Expr> indices;
+  Halide::Expr slope;
+};
+/// Every float read of a declared input in `graph`, in node order.
+std::vector<InputRead> inputReads(const ExprGraph &graph, const ExprEnv &env);
+
 } // namespace attnc::halide_backend

@@ -109,6 +109,11 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
     scheduleSum(g.oRows, f.ii, g.outputBlocks.x, g.outputBlocks.y, {f.qt, f.h, f.b}, 4, vec);
     scheduleTile(f, g.outputTile, LoopLevel(g.oRows, g.outputBlocks.y), vec);
   }
+  // Declared inputs' scatters: serial over every pair, tiles per key block.
+  for (AlgorithmFuncs::Gradients::Scatter &s : g.scatters) {
+    s.sum.compute_root();
+    scheduleTile(f, s.tile, LoopLevel(s.sum, s.pairs[2]), vec);
+  }
   for (Func product : g.products)
     scheduleMatrixProduct(product, vec);
   for (Func stage : g.chain) {

@@ -113,6 +113,11 @@ static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
   for (const Func &fn : g.products)
     if (fn.name() != "d_attn")
       printFunc(os, fn, bounds);
+  for (const AlgorithmFuncs::Gradients::Scatter &s : g.scatters) {
+    RVarBounds pairs = boundsOf({s.pairs});
+    pairs.insert(bounds.begin(), bounds.end());
+    printFunc(os, s.sum, pairs);
+  }
   for (const Func &fn : f.outputs)
     printFunc(os, fn, bounds);
 }

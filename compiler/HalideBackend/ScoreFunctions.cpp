@@ -147,7 +147,9 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
                        const Expr &raw, bool withSlope) {
   const KernelDesc &spec = config.kernel;
-  Expr s = raw, slope = 1.0f; // slope: d s / d raw, kept only withSlope
+  // d s / d raw = (d custom / d raw) * post, post = d s / d custom (the
+  // scale's and softcap's part); kept only withSlope.
+  Expr s = raw, slope = 1.0f, post = 1.0f;
   if (spec.score == ScoreKind::Custom) {
     if (!config.customScore.defined())
       throw BackendError("kernel '" + config.name + "': custom score without an expression");
@@ -162,13 +164,13 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
   }
   if (config.scale != 1.0 && !scaleFoldedIntoQuery(config)) {
     s = s * (float)config.scale;
-    slope = slope * (float)config.scale;
+    post = post * (float)config.scale;
   }
   if (spec.softcap) {
     // d/dx c tanh(x / c) = 1 - tanh^2(x / c)
     const float c = (float)*spec.softcap;
     s = softcapScore(s, c);
-    slope = slope * (1.0f - (s / c) * (s / c));
+    post = post * (1.0f - (s / c) * (s / c));
   }
   switch (spec.bias) {
   case BiasKind::None:
@@ -190,7 +192,9 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
     s = s + cast<float>(buildExpr(config.customBias, env));
     break;
   }
-  return {s, withSlope ? slope : Expr()};
+  if (!withSlope)
+    return {s, Expr(), Expr()};
+  return {s, slope * post, post};
 }
 
 } // namespace attnc::halide_backend

@@ -280,3 +280,58 @@ def test_projection_gradients_match_float64_autograd(name):
         check(got["d_" + n], x.grad, 1e-3, "d_" + n)
     if "b_k" in got:  # a key bias never changes a softmax: exactly zero (9.8)
         assert np.all(got["d_b_k"] == 0)
+
+
+def t5_buckets(Lq, Lk):
+    i = torch.arange(Lq)[:, None]
+    j = torch.arange(Lk)[None, :]
+    return torch.where(j - i > 0, 8, 0) + torch.clamp((j - i).abs(), max=7)
+
+
+DECLARED = {
+    # name: (fields and inputs, reference bias or score of the float64 inputs)
+    "alibi_slopes": ("bias = -slopes[h] * float(abs(ip - j))\n  input slopes : f32[H]",
+                     lambda t, Lq, Lk: {"bias": -t["slopes"][None, :, None, None] *
+                                        (torch.arange(Lq)[:, None] + Lk - Lq -
+                                         torch.arange(Lk)[None, :]).abs().double()}),
+    "t5_relative": ("bias = rel[h, select(j - i > 0, 8, 0) + min(abs(j - i), 7)]; mask = causal\n"
+                    "  input rel : f32[H, 16]",
+                    lambda t, Lq, Lk: {"bias": t["rel"][:, t5_buckets(Lq, Lk)][None],
+                                       "causal": True}),
+    "temperature": ("score = dot(q, k) / (sqrt(8.0) * temperature[h]) + 0.5 * shift[h]\n"
+                    "  input temperature : f32[H]\n  input shift : f32[H]",
+                    lambda t, Lq, Lk: {"score_fn": lambda raw: raw / (
+                        math.sqrt(8.0) * t["temperature"][None, :, None, None]) +
+                        0.5 * t["shift"][None, :, None, None]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_declared_input_gradients_match_float64_autograd(name):
+    fields, reference = DECLARED[name]
+    lib = attnc.compile("kernel k {\n  heads = 3; head_dim = 8; outputs = out, lse; "
+                        "backward = true\n  %s\n}" % fields)
+    rng = np.random.default_rng(5)
+    B, H, Lq, Lk, D = 2, 3, 11, 14, 8
+    sizes = {"B": B, "Lq": Lq, "Lk": Lk}
+    inputs = {}
+    for a in lib.k.arguments:
+        if not a.is_output:
+            shape = tuple(v if v is not None else sizes[n] for n, v in a.shape)
+            inputs[a.name] = rng.standard_normal(shape).astype(np.float32)
+    if "temperature" in inputs:
+        inputs["temperature"] = np.abs(inputs["temperature"]) + 0.5
+    out, lse = lib.k(**inputs)
+    d_out = rng.standard_normal(out.shape).astype(np.float32)
+    grads = dict(zip([a.name for a in lib.k_backward.arguments if a.is_output],
+                     lib.k_backward(**inputs, out=out, lse=lse, d_out=d_out)))
+    t = {n: torch.tensor(x, dtype=torch.float64, requires_grad=True) for n, x in inputs.items()}
+    opts = reference(t, Lq, Lk)
+    visible = reference_masks(B, H, Lq, Lk, opts)[0] if opts.get("causal") else None
+    scale = 1.0 if "score_fn" in opts else 1 / math.sqrt(D)
+    ref_out, _ = torch_attention(t["q"], t["k"], t["v"], scale=scale, bias=opts.get("bias"),
+                                 visible=visible, score_fn=opts.get("score_fn"))
+    check(out, ref_out, 1e-4, "out")
+    ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
+    for n, x in t.items():
+        check(grads["d_" + n], x.grad, 1e-3, "d_" + n)
