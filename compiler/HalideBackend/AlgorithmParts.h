@@ -144,9 +144,11 @@ struct RotaryTable {
   Halide::Func cosSin;  // (c, p)
 };
 RotaryTable makeRotaryTable(const RotarySpec &rotary);
-/// out(d, row, head, b) = in turned at `position` (an Expr of in's row var).
+/// out(d, row, head, b) = in turned at `position` (an Expr of in's row var);
+/// `transposed` turns back (the backward's chain rule: R^T = R(-angle)).
 void rotateRows(Halide::Func out, Halide::Func in, const RotaryTable &table,
-                const RotarySpec &rotary, const Halide::Expr &position);
+                const RotarySpec &rotary, const Halide::Expr &position,
+                bool transposed = false);
 
 /// What the backward kernel (Backward.cpp) takes from the algorithm
 /// builder, which has defined the inputs, score inputs and row queries as

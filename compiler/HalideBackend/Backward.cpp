@@ -432,6 +432,17 @@ private:
     return scoreWeights = dw;
   }
 
+  /// Rotary: the gradient by the rows before they were turned, R^T dX, at
+  /// the row's position (an Expr of dX's row variable); dX itself without.
+  Func turnedBack(Func dX, const std::string &name, const Expr &position) {
+    if (spec.positional != PositionalKind::Rotary)
+      return dX;
+    Func back = exactFunc(name);
+    rotateRows(back, dX, RotaryTable{f.ropeInvFreq, f.ropeTable}, spec.rotary, position,
+               /*transposed=*/true);
+    return back;
+  }
+
   //--- Projections: matrix products over the rows ----------------------------//
 
   /// A per-head gradient (d, row, head, b) as the projection's rows (c, row,
@@ -560,8 +571,8 @@ private:
   }
 
   void defineOutputs() {
-    dq = queryGradient();
-    dk = keyGradient();
+    dq = turnedBack(queryGradient(), "d_q_unrotated", f.i + (f.Lk - f.Lq));
+    dk = turnedBack(keyGradient(), "d_k_unrotated", f.j);
     for (const ArgSpec &arg : config.arguments) {
       if (!arg.isOutput)
         continue;

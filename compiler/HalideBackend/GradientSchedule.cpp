@@ -84,6 +84,9 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   AlgorithmFuncs::Gradients &g = f.grad;
   std::vector<std::string> &notes = f.scheduleNotes;
   scheduleRootStages(f, vec); // the forward's projections, positions, transposed weights
+  for (Func table : {f.ropeInvFreq, f.ropeTable}) // rotary: one table per call
+    if (table.defined())
+      table.compute_root();
   for (Func row : {g.rowLse, g.rowDot})
     row.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   g.rowDot.update().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);

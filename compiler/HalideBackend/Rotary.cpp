@@ -56,7 +56,7 @@ RotaryTable makeRotaryTable(const RotarySpec &rotary) {
 }
 
 void rotateRows(Func out, Func in, const RotaryTable &table, const RotarySpec &rotary,
-                const Expr &position) {
+                const Expr &position, bool transposed) {
   std::vector<Var> args = in.args(); // (d, row, head, b)
   Var d = args[0];
   const int32_t dims = (int32_t)rotary.dims, half = dims / 2;
@@ -71,6 +71,8 @@ void rotateRows(Func out, Func in, const RotaryTable &table, const RotarySpec &r
     partner = d + 1 - 2 * (d % 2);
     sign = select(d % 2 == 0, -1.0f, 1.0f);
   }
+  if (transposed) // the rotation by -angle: the gradient's way back
+    sign = -sign;
   pair = clamp(pair, 0, half - 1);
   partner = clamp(partner, 0, dims - 1);
   std::vector<Expr> at(args.begin(), args.end()), partnerAt = at;

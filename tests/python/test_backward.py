@@ -18,10 +18,30 @@ def alibi_slopes(H):
             for h in range(H)]
 
 
+def rotate(x, positions, style, base, dims):
+    """Rotary embeddings of x [..., L, D] at positions [L] (float64)."""
+    half = dims // 2
+    freq = base ** (-torch.arange(half, dtype=torch.float64) / half)
+    angle = positions.double()[:, None] * freq[None, :]
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    if style == "half":
+        a, b = x[..., :half], x[..., half:dims]
+    else:
+        a, b = x[..., 0:dims:2], x[..., 1:dims:2]
+    ra, rb = a * cos - b * sin, b * cos + a * sin
+    turned = torch.cat([ra, rb], -1) if style == "half" else \
+        torch.stack([ra, rb], -1).flatten(-2)
+    return torch.cat([turned, x[..., dims:]], -1)
+
+
 def torch_attention(q, k, v, *, scale, score="dot", w=None, softcap=None, bias=None,
-                    visible=None, score_fn=None, additive=None):
+                    visible=None, score_fn=None, additive=None, rotary=None):
     """float64 attention on bhsd tensors (k, v with G heads); returns out and lse."""
     H, G = q.shape[1], k.shape[1]
+    if rotary is not None:  # (style, base, dims): queries at i + Lk - Lq, keys at j
+        Lq, Lk = q.shape[2], k.shape[2]
+        q = rotate(q, torch.arange(Lq) + (Lk - Lq), *rotary)
+        k = rotate(k, torch.arange(Lk), *rotary)
     k = k.repeat_interleave(H // G, dim=1)
     v = v.repeat_interleave(H // G, dim=1)
     if score == "additive":  # additive = (W_q [N, D], W_k [N, Dk], w_v [N])
@@ -78,6 +98,11 @@ CASES = {
                     "distance_bias": 0.1}),
     "bshd_value_dim": ("heads = 2; head_dim = 8; value_dim = 12; layout = bshd; mask = causal",
                        {"causal": True, "bshd": True}),
+    "rotary_half_gqa_causal": ("heads = 4; kv_heads = 2; head_dim = 8; positional = rotary;"
+                               " mask = causal", {"causal": True, "rotary": ("half", 10000.0, 8)}),
+    "rotary_interleaved_partial": ("heads = 2; head_dim = 8; positional = rotary(style = "
+                                   "interleaved, dims = 4, base = 100)",
+                                   {"rotary": ("interleaved", 100.0, 4)}),
     "valid_len_empty_rows": ("heads = 2; head_dim = 8; mask = valid_len", {"valid_len": True}),
     "additive_valid_len": ("heads = 2; head_dim = 8; key_dim = 6; score = additive(hidden = 5);"
                            " mask = valid_len; softcap = 3",
@@ -170,7 +195,8 @@ def test_gradients_match_float64_autograd(name):
     ref_out, ref_lse = torch_attention(tq, tk, tv, scale=scale, score=opts.get("score", "dot"),
                                        w=tw, softcap=opts.get("softcap"), bias=bias,
                                        visible=visible, score_fn=opts.get("score_fn"),
-                                       additive=[th["score_w" + n] for n in "qkv"] if th else None)
+                                       additive=[th["score_w" + n] for n in "qkv"] if th else None,
+                                       rotary=opts.get("rotary"))
     ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
 
     unlayout = (lambda x: x.transpose(0, 2, 1, 3)) if bshd else (lambda x: x)
@@ -218,6 +244,9 @@ PROJECTED = {
                                  " proj_bias = true; mask = causal", True, True, "qkvo", 12),
     "self_qkv_gqa_sinusoidal": ("heads = 4; kv_heads = 2; head_dim = 4; project = self_qkv;"
                                 " model_dim = 10; positional = sinusoidal", True, False, "", 10),
+    "llama_rotary_gqa": ("heads = 4; kv_heads = 2; head_dim = 8; project = self_qkv_out;"
+                         " model_dim = 16; positional = rotary(base = 500000); mask = causal",
+                         True, True, "", 16),
     "cross_qkv_out_whisper": ("heads = 2; head_dim = 8; project = qkv_out; model_dim = 12;"
                               " kv_model_dim = 6; proj_bias = q, v, o", False, True, "qvo", 6),
 }
@@ -268,6 +297,9 @@ def test_projection_gradients_match_float64_autograd(name):
     q = linear(x_q, "w_q", "b_q").view(B, Lq, H, D).transpose(1, 2)
     k = linear(x_kv, "w_k", "b_k").view(B, Lk, G, D).transpose(1, 2)
     v = linear(x_kv, "w_v", "b_v").view(B, Lk, G, -1).transpose(1, 2)
+    if "rotary" in fields:
+        q = rotate(q, torch.arange(Lq) + (Lk - Lq), "half", 500000.0, D)
+        k = rotate(k, torch.arange(Lk), "half", 500000.0, D)
     visible = None
     if "causal" in fields:
         visible, _ = reference_masks(B, H, Lq, Lk, {"causal": True})
