@@ -1002,8 +1002,6 @@ void KernelSema::checkBackwardRules() {
   } else if (spec_.cache.any()) {
     why = "'backward' excludes 'cache': a KV cache serves generation, not training";
     field = "cache";
-  } else if (spec_.packed) {
-    notYet("'batch = packed'", "batch");
   } else if (spec_.score == ScoreKind::Additive && spec_.kvHeads != spec_.heads) {
     notYet("the additive score with kv_heads < heads", "kv_heads");
   }

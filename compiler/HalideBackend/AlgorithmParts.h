@@ -160,6 +160,8 @@ struct GradientInputs {
   ParamLookup param;
   std::function<ExprEnv(Halide::Expr i, Halide::Expr j, Halide::Expr h, Halide::Expr b)> env;
   std::function<MaskParts(const ExprEnv &)> mask;
+  /// Whether key j is one of query i's keys at all (packed: of its sequence).
+  std::function<Halide::Expr(Halide::Expr i, Halide::Expr j)> keyExists;
   /// The value rounded to output `name`'s storage type.
   std::function<Halide::Expr(const std::string &name, const Halide::Expr &value)> stored;
   /// Checks and constrains output `name` and appends it to f.outputs.

@@ -519,6 +519,9 @@ private:
                       [this](const std::string &n) { return param(n); },
                       [this](Expr i, Expr j, Expr h, Expr b) { return makeEnv(i, j, h, b); },
                       [this](const ExprEnv &env) { return masksFor(env); },
+                      [this](Expr i, Expr j) {
+                        return packed ? packed->frame(i, j).keyVisible : j < f.Lk;
+                      },
                       [this](const std::string &n, const Expr &v) { return stored(n, v); },
                       [this](Func out, const std::string &n) { constrainOutput(out, n); }};
     defineGradients(in);

@@ -79,9 +79,17 @@ private:
   }
   int32_t hidden() const { return (int32_t)spec.additiveHidden; }
 
-  /// A (d, row, head, b) view of a [B, H, L, W] / [B, L, H, W] argument.
+  /// A (d, row, head, b) view of a [B, H, L, W] / [B, L, H, W] argument, or
+  /// of packed tokens [T, H, W].
   Expr atLayout(ImageParam p, const Expr &d, const Expr &row, const Expr &head, const Expr &b) {
+    if (spec.packed)
+      return p(d, head, row);
     return bshd() ? p(d, head, row, b) : p(d, row, head, b);
+  }
+  /// lse [B, H, Lq] (packed: [H, Tq]) at (i, h, b).
+  Expr lseAt(const Expr &i, const Expr &h, const Expr &b) {
+    ImageParam lse = in.param("lse");
+    return spec.packed ? lse(i, h) : lse(i, h, b);
   }
 
   /// Row r of row group hb is query r / P of head hb * P + r % P.
@@ -90,7 +98,7 @@ private:
 
   void defineRowLse() {
     Var i = f.i, h = f.h, b = f.b;
-    Expr lse = in.param("lse")(clamp(i, 0, f.Lq - 1), h, b);
+    Expr lse = lseAt(clamp(i, 0, f.Lq - 1), h, b);
     // A fully masked row has lse = -inf; its keys are all masked, so P = 0
     // wherever it is read. Any other non-finite lse (a caller's mistake)
     // becomes +huge, so exp(S - lse) is 0 rather than inf or NaN.
@@ -111,7 +119,8 @@ private:
     }
     // d_out [B, Lq, M]; w_o [M, H*Dv] is (c, m) in Halide.
     dOutRows = exactFunc("d_out_rows");
-    dOutRows(f.m, i, b) = widened(in.param("d_out")(f.m, ci, b));
+    ImageParam dOut = in.param("d_out"); // [B, Lq, M] (packed: [Tq, M])
+    dOutRows(f.m, i, b) = widened(spec.packed ? dOut(f.m, ci) : dOut(f.m, ci, b));
     g.chain.push_back(dOutRows);
     Func dAttn = exactFunc("d_attn");
     RDom rm(0, (int32_t)spec.modelDim, "rm_back");
@@ -173,7 +182,7 @@ private:
     ExprEnv env = in.env(query, key, head, b);
     ScoreParts parts = finishScore(f, config, env, t.qk(key, r, h, b), /*withSlope=*/true);
     MaskParts mask = in.mask(env);
-    Expr visible = r < rows && key < f.Lk && mask.visible;
+    Expr visible = r < rows && in.keyExists(query, key) && mask.visible;
     Expr row = min(query, f.Lq - 1);
     t.p(jj, ii, qt, kb, h, b) = select(visible, clampedExp(parts.score - g.rowLse(row, head, b)), 0.0f);
     tilePredicate = mask.blockVisible;
@@ -585,7 +594,12 @@ private:
         vars.push_back(Var("x" + std::to_string(k)));
       std::vector<Expr> at(vars.begin(), vars.end());
       bool perHead = name == "q" || name == "k" || name == "v";
-      if (perHead && bshd())
+      bool rows = name == "x" || name == "x_q" || name == "x_kv";
+      if (perHead && spec.packed) // tokens [T, heads, W]: (d, head, t)
+        at = {vars[0], vars[2], vars[1], Expr(0)};
+      else if (rows && spec.packed) // tokens [T, M]: (m, t)
+        at = {vars[0], vars[1], Expr(0)};
+      else if (perHead && bshd())
         std::swap(at[1], at[2]); // [B, L, heads, W]: (d, head, row, b)
       out(vars) = in.stored(arg.name, argumentGradient(name, at));
       in.constrainOutput(out, arg.name);

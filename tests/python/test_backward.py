@@ -367,3 +367,52 @@ def test_declared_input_gradients_match_float64_autograd(name):
     ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
     for n, x in t.items():
         check(grads["d_" + n], x.grad, 1e-3, "d_" + n)
+
+
+@pytest.mark.parametrize("projected", [False, True])
+def test_packed_gradients_match_float64_autograd(projected):
+    fields = ("heads = 2; kv_heads = 1; head_dim = 8; batch = packed; mask = causal" +
+              ("; project = self_qkv; model_dim = 12; proj_bias = true" if projected else ""))
+    lib = attnc.compile("kernel k { %s; outputs = out, lse; backward = true }" % fields)
+    rng = np.random.default_rng(8)
+    lq = [5, 1, 9] if projected else [5, 0, 9]
+    lk = lq if projected else [7, 3, 9]
+    cu_q = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
+    H, G, D = 2, 1, 8
+    if projected:
+        inputs = {"x": rng.standard_normal((cu_q[-1], 12)).astype(np.float32)}
+        for n, shape in (("w_q", (H * D, 12)), ("w_k", (G * D, 12)), ("w_v", (G * D, 12)),
+                         ("b_q", (H * D,)), ("b_k", (G * D,)), ("b_v", (G * D,))):
+            inputs[n] = (rng.standard_normal(shape) * 0.4).astype(np.float32)
+    else:
+        inputs = {"q": rng.standard_normal((cu_q[-1], H, D)).astype(np.float32),
+                  "k": rng.standard_normal((cu_k[-1], G, D)).astype(np.float32),
+                  "v": rng.standard_normal((cu_k[-1], G, D)).astype(np.float32)}
+    inputs.update(cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
+    out, lse = lib.k(**inputs)
+    d_out = rng.standard_normal(out.shape).astype(np.float32)
+    names = [a.name for a in lib.k_backward.arguments if a.is_output]
+    grads = dict(zip(names, lib.k_backward(**inputs, out=out, lse=lse, d_out=d_out)))
+    assert "d_cu_seqlens_q" not in grads
+
+    t = {n: torch.tensor(x, dtype=torch.float64, requires_grad=True)
+         for n, x in inputs.items() if x.dtype == np.float32}
+    if projected:
+        q = (t["x"] @ t["w_q"].T + t["b_q"]).view(-1, H, D)
+        k = (t["x"] @ t["w_k"].T + t["b_k"]).view(-1, G, D)
+        v = (t["x"] @ t["w_v"].T + t["b_v"]).view(-1, G, D)
+    else:
+        q, k, v = t["q"], t["k"], t["v"]
+    pieces = []
+    for b in range(len(lq)):
+        qs, ks, vs = (x[c[b]:c[b + 1]].transpose(0, 1)[None] for x, c in
+                      ((q, cu_q), (k, cu_k), (v, cu_k)))
+        visible, _ = reference_masks(1, H, lq[b], lk[b], {"causal": True})
+        o, _ = torch_attention(qs, ks, vs, scale=1 / math.sqrt(D), visible=visible)
+        pieces.append(o[0].transpose(0, 1))
+    ref_out = torch.cat(pieces)
+    check(out, ref_out, 1e-4, "out")
+    ref_out.backward(torch.tensor(d_out, dtype=torch.float64))
+    for n, x in t.items():
+        check(grads["d_" + n], x.grad, 1e-3, "d_" + n)
