@@ -234,12 +234,15 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     std::sort(ms.begin(), ms.end());
     double median = ms.size() % 2 ? ms[ms.size() / 2]
                                   : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    double flops = attentionFlops(kernel, tensors);
+    // A backward kernel (it takes d_out) counts 2.5x the forward's FLOPs,
+    // FlashAttention-2's convention (docs/tools.md §6).
+    bool backward = index.count("d_out") != 0;
+    double flops = attentionFlops(kernel, tensors) * (backward ? 2.5 : 1.0);
     std::printf("%s: %d runs, median %.4f ms", kernel.name().c_str(),
                 options.bench, median);
     if (flops > 0 && median > 0)
-      std::printf(", %.2f GFLOP/s (2*B*H*Lq*Lk*(D+Dv) = %.0f FLOP)\n",
-                  flops / (median * 1e6), flops);
+      std::printf(", %.2f GFLOP/s (%s2*B*H*Lq*Lk*(D+Dv) = %.0f FLOP)\n",
+                  flops / (median * 1e6), backward ? "2.5 x " : "", flops);
     else
       std::printf(", GFLOP/s n/a (the signature does not name B, H, Lq, Lk, D "
                   "and Dv)\n");
