@@ -988,13 +988,9 @@ void KernelSema::checkCacheRules() {
 }
 
 /// backward = true (docs/language.md, training): the backward kernel reads
-/// `lse`; what it cannot differentiate (yet) is refused here, by name.
+/// `lse`, and a KV cache (generation) has no backward.
 void KernelSema::checkBackwardRules() {
   std::string why, field = "backward";
-  auto notYet = [&](const std::string &what, const char *where) {
-    why = "'backward = true' does not support " + what + " yet";
-    field = where;
-  };
   if (!spec_.outputLse) {
     why = "'backward = true' needs 'lse' among the outputs: the backward kernel recomputes "
           "the probabilities from it (e.g. 'outputs = out, lse')";
@@ -1002,8 +998,6 @@ void KernelSema::checkBackwardRules() {
   } else if (spec_.cache.any()) {
     why = "'backward' excludes 'cache': a KV cache serves generation, not training";
     field = "cache";
-  } else if (spec_.score == ScoreKind::Additive && spec_.kvHeads != spec_.heads) {
-    notYet("the additive score with kv_heads < heads", "kv_heads");
   }
   if (!why.empty())
     diag_.error(locOf(field.c_str()), why);

@@ -38,10 +38,11 @@ public:
 
   void build() {
     const int64_t H = *Internal::as_const_int(f.H), G = *Internal::as_const_int(f.G);
-    if (f.groupP != H / G)
-      throw BackendError("kernel '" + config.name +
-                         "': the backward needs the query heads of a KV head in one row group");
+    // Row groups hb: the P query heads of a KV head (P = H / G), or single
+    // heads (P = 1: the additive score), groupsPerKv of them per KV head.
     P = Expr((int32_t)f.groupP);
+    groupsPerKv = (int32_t)(H / f.groupP / G);
+    rowGroups = Expr((int32_t)(H / f.groupP));
     rows = f.Lq * P;
     nRowTiles = (rows + (f.tileQ - 1)) / f.tileQ;
     f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
@@ -63,6 +64,10 @@ private:
   const KernelDesc &spec;
   AlgorithmFuncs::Gradients &g;
   Expr P, rows, nRowTiles;
+  int32_t groupsPerKv = 1; // row groups per KV head
+  Expr rowGroups;          // H / P
+  /// The KV head of row group hb.
+  Expr kvOf(const Expr &hb) { return groupsPerKv == 1 ? hb : hb / groupsPerKv; }
   Func kKey;                         // the keys the score's dot product reads
   Func doutIn = exactFunc("d_out_in"); // dO: (d, i, h, b), widened
   Func oIn = exactFunc("o_in");        // O: (d, i, h, b)
@@ -75,7 +80,7 @@ private:
   /// unit n of row r and key j (row groups are heads: P = 1).
   Expr wv(const Expr &n) { return widened(in.param("score_wv")(n)); }
   Expr hiddenTanh(const Expr &n, const Expr &r, const Expr &j, const Expr &h, const Expr &b) {
-    return approxTanh(f.qHoist(n, r, h, b) + f.kHoist(n, j, h, b));
+    return approxTanh(f.qHoist(n, r, h, b) + f.kHoist(n, j, kvOf(h), b));
   }
   int32_t hidden() const { return (int32_t)spec.additiveHidden; }
 
@@ -136,7 +141,7 @@ private:
       g.outputBlocks.where(seen);
     Var ii = f.ii, qt = f.qt;
     g.oRows(d, ii, qt, h, b) = 0.0f;
-    g.oRows(d, ii, qt, h, b) += g.outputTile.p(x, ii, qt, y, h, b) * f.vIn(d, y * f.blockK + x, h, b);
+    g.oRows(d, ii, qt, h, b) += g.outputTile.p(x, ii, qt, y, h, b) * f.vIn(d, y * f.blockK + x, kvOf(h), b);
     oIn(d, i, h, b) = rowsToHeads(g.oRows, d, i, h, b);
   }
 
@@ -171,10 +176,10 @@ private:
     t.qk(j, i, h, b) = 0.0f;
     if (additive()) {
       t.qT(i, d, h, b) = f.qHoist(d, i, h, b);
-      t.qk(j, i, h, b) += wv(f.rd) * approxTanh(t.qT(i, f.rd, h, b) + f.kHoist(f.rd, j, h, b));
+      t.qk(j, i, h, b) += wv(f.rd) * approxTanh(t.qT(i, f.rd, h, b) + f.kHoist(f.rd, j, kvOf(h), b));
     } else {
       t.qT(i, d, h, b) = f.qRow(d, i, h, b);
-      t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, h, b);
+      t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, kvOf(h), b);
     }
 
     Expr r = qt * f.tileQ + ii, key = kb * f.blockK + jj;
@@ -190,7 +195,7 @@ private:
       return t;
     RDom rv(0, f.Dv, "rv" + suffix);
     t.dp(j, i, h, b) = 0.0f;
-    t.dp(j, i, h, b) += t.doT(i, rv, h, b) * f.vIn(rv, j, h, b);
+    t.dp(j, i, h, b) += t.doT(i, rv, h, b) * f.vIn(rv, j, kvOf(h), b);
     Expr p = t.p(jj, ii, qt, kb, h, b);
     t.ds(jj, ii, qt, kb, h, b) = p * (t.dp(key, r, h, b) - g.rowDot(row, head, b)) * parts.slope;
     return t;
@@ -244,7 +249,7 @@ private:
       g.dQ(d, ii, qt, h, b) += ds * wv(d) * (1.0f - tt * tt);
       return;
     }
-    g.dQ(d, ii, qt, h, b) += ds * kKey(d, key, h, b);
+    g.dQ(d, ii, qt, h, b) += ds * kKey(d, key, kvOf(h), b);
   }
 
   //--- The chain rule to the arguments ---------------------------------------//
@@ -254,8 +259,13 @@ private:
     return rowsToHeads(g.dQ, d, i, h, b);
   }
   /// dK (w.r.t. the keys the dot product reads) and dV of key j.
+  /// (The key pass sums per row group; a KV head with several row groups,
+  /// the additive score's single heads under GQA, adds theirs here.)
   Expr dKeyRows(const Expr &d, const Expr &j, const Expr &gh, const Expr &b, int which) {
-    return g.dKV(d, j % f.blockK, j / f.blockK, gh, b)[which];
+    Expr sum = g.dKV(d, j % f.blockK, j / f.blockK, gh * groupsPerKv, b)[which];
+    for (int32_t k = 1; k < groupsPerKv; ++k)
+      sum += g.dKV(d, j % f.blockK, j / f.blockK, gh * groupsPerKv + k, b)[which];
+    return sum;
   }
 
   /// x / max(|x|, eps) backward: (dy - y (y . dy)) / |x|, or dy / eps when
@@ -359,7 +369,7 @@ private:
   /// Additive: d w_v (n) = the key blocks' sums of dS t.
   Func hiddenOutputGradient() {
     Func dw = exactFunc("d_score_wv_sum");
-    RDom r(0, f.blockK, 0, f.nBlocks, 0, f.G, 0, f.B, "d_score_wv_r");
+    RDom r(0, f.blockK, 0, f.nBlocks, 0, rowGroups, 0, f.B, "d_score_wv_r");
     dw(f.n) = 0.0f;
     dw(f.n) += g.dKV(f.n, r.x, r.y, r.z, r.w)[2];
     g.chain.push_back(dw);
@@ -395,7 +405,7 @@ private:
     std::string tag = input.name + (inScore ? "_score" : "_bias") + std::to_string(k);
     AlgorithmFuncs::Gradients::Scatter s;
     s.tile = defineTile("_" + tag);
-    s.pairs = RDom({{0, f.blockK}, {0, f.tileQ}, {0, f.nBlocks}, {0, nRowTiles}, {0, f.G},
+    s.pairs = RDom({{0, f.blockK}, {0, f.tileQ}, {0, f.nBlocks}, {0, nRowTiles}, {0, rowGroups},
                     {0, f.B}}, "pairs_" + tag);
     const RDom &r = s.pairs;
     Expr row = r[3] * f.tileQ + r[1], key = r[2] * f.blockK + r[0];

@@ -104,6 +104,8 @@ CASES = {
                                    "interleaved, dims = 4, base = 100)",
                                    {"rotary": ("interleaved", 100.0, 4)}),
     "valid_len_empty_rows": ("heads = 2; head_dim = 8; mask = valid_len", {"valid_len": True}),
+    "additive_gqa_causal": ("heads = 4; kv_heads = 2; head_dim = 8; score = additive(hidden = 6);"
+                            " mask = causal", {"score": "additive", "scale": 1.0, "causal": True}),
     "additive_valid_len": ("heads = 2; head_dim = 8; key_dim = 6; score = additive(hidden = 5);"
                            " mask = valid_len; softcap = 3",
                            {"score": "additive", "scale": 1.0, "valid_len": True, "softcap": 3.0}),
