@@ -262,9 +262,10 @@ private:
   /// (The key pass sums per row group; a KV head with several row groups,
   /// the additive score's single heads under GQA, adds theirs here.)
   Expr dKeyRows(const Expr &d, const Expr &j, const Expr &gh, const Expr &b, int which) {
-    Expr sum = g.dKV(d, j % f.blockK, j / f.blockK, gh * groupsPerKv, b)[which];
+    Expr first = groupsPerKv == 1 ? gh : gh * groupsPerKv;
+    Expr sum = g.dKV(d, j % f.blockK, j / f.blockK, first, b)[which];
     for (int32_t k = 1; k < groupsPerKv; ++k)
-      sum += g.dKV(d, j % f.blockK, j / f.blockK, gh * groupsPerKv + k, b)[which];
+      sum += g.dKV(d, j % f.blockK, j / f.blockK, first + k, b)[which];
     return sum;
   }
 
