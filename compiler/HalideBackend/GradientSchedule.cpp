@@ -29,19 +29,21 @@ std::vector<RVar> rvarsOf(const Func &fn) {
 /// One tile's Funcs computed at `level` (a pass's loop over tiles).
 void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
                   LoopLevel level, int vec) {
-  const TailStrategy guard = TailStrategy::GuardWithIf;
+  // Pure definitions of tile Funcs may compute a few rows or keys past the
+  // tile (their reads are clamped): no tail code; updates must guard.
+  const TailStrategy round = TailStrategy::RoundUp, guard = TailStrategy::GuardWithIf;
   Var i = f.i, j = f.j, ii = f.ii, jj = f.jj;
   // (The output pass's tile has no dP and dS.)
   for (Func rowsT : {t.qT, t.doT})
     if (rowsT.defined())
-      rowsT.compute_at(level).vectorize(i, vec, guard);
+      rowsT.compute_at(level).vectorize(i, vec, round);
   // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
   // registers across the sum along d.
   for (Func product : {t.qk, t.dp}) {
     if (!product.defined())
       continue;
     Var jO("jO"), jI("jI"), iO("iO"), iI("iI"), iM("iM"), iV("iV");
-    product.compute_at(level).reorder_storage(i, j).vectorize(i, vec, guard);
+    product.compute_at(level).reorder_storage(i, j).vectorize(i, vec, round);
     Stage update = product.update();
     update.split(j, jO, jI, 4, guard)
         .split(i, iO, iI, 2 * vec, guard)
@@ -53,7 +55,7 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
   }
   for (Func tile : {t.p, t.ds})
     if (tile.defined())
-      tile.compute_at(level).reorder_storage(ii, jj).reorder(ii, jj).vectorize(ii, vec, guard);
+      tile.compute_at(level).reorder_storage(ii, jj).reorder(ii, jj).vectorize(ii, vec, round);
 }
 
 /// The passes' sums: `d` in 2 vectors, `row` (a key or a query row) in
