@@ -5,11 +5,13 @@
 // P = exp(S - lse), dP = dO . V^T and dS = P * (dP - D) * dS/draw, where
 // D = rowsum(dO * O) and dS/draw is the chain rule through a custom score,
 // the scale and the softcap (finishScore's slope). Two passes:
-//  * the key pass, one task per (key block, KV head, batch row), sums
-//    dV += P^T dO and dK += dS^T Q over every query tile of the block; the
-//    rows of a tile are those of the P query heads sharing the KV head, so
-//    a group's K/V gradients are summed on the way (GQA, MQA);
-//  * the query pass, one task per (query tile, KV head, batch row), sums
+//  * the key pass, one task per (key block, row group, batch row), sums
+//    dV += P^T dO and dK += dS^T Q over every query tile of the block; a
+//    row group holds the rows of the P query heads sharing a KV head, so a
+//    group's K/V gradients are summed on the way (GQA, MQA; the additive
+//    score keeps one head per row group, and a KV head's groups are added
+//    after the pass);
+//  * the query pass, one task per (query tile, row group, batch row), sums
 //    dQ += dS K over the key blocks.
 // Each gradient element has one writer: no thread ever races on a sum.
 // The chain rule then takes dQ and dK through the score's inputs (the
@@ -171,8 +173,8 @@ private:
     // vectors of rows.
     t.doT(i, d, h, b) = doutIn(d, queryOf(i), headOf(i, h), b);
     // The score's reduction (q . k per key and row, or the additive MLP's
-    // sum over hidden units) and dO . V^T, both (j, r, hb, b); the KV head
-    // of row group hb is hb (P = H / G).
+    // sum over hidden units) and dO . V^T, both (j, r, hb, b), reading the
+    // KV head of row group hb.
     t.qk(j, i, h, b) = 0.0f;
     if (additive()) {
       t.qT(i, d, h, b) = f.qHoist(d, i, h, b);
