@@ -295,7 +295,7 @@ private:
     }
     case ScoreKind::General: {
       // qs = (q W) * scale: d(qW) = dqs * scale; dq = d(qW) W^T, and
-      // dW = sum over rows of q^T d(qW) (definedScoreWeight).
+      // dW = sum over rows of q^T d(qW) (argumentGradient, score_w).
       Func dqw = exactFunc("d_q_general");
       dqw(d, i, h, b) = dScoreQuery(d, i, h, b) * qScale;
       g.chain.push_back(dqw);
@@ -356,17 +356,6 @@ private:
     dx(f.d, f.i, f.h, f.b) += dHidden(rn, f.i, f.h, f.b) * widened(in.param(weight)(f.d, rn));
     g.products.push_back(dx);
     return dx;
-  }
-
-  /// Additive: dW [N, D] (d, n) = sum over every row of d(W row) (n) row (d).
-  Func hiddenWeightGradient(Func dHidden, Func rowsIn, const Expr &length, const Expr &heads,
-                            const std::string &name) {
-    Func dw = exactFunc(name);
-    RDom r(0, length, 0, heads, 0, f.B, name + "_r");
-    dw(f.d, f.n) = 0.0f;
-    dw(f.d, f.n) += dHidden(f.n, r.x, r.y, r.z) * rowsIn(f.d, r.x, r.y, r.z);
-    g.products.push_back(dw);
-    return dw;
   }
 
   /// Additive: d w_v (n) = the key blocks' sums of dS t.
@@ -441,17 +430,26 @@ private:
     return s.sum;
   }
 
-  /// general: dW [D, Dk] = sum over (b, h, i) of q^T d(qW).
-  Func scoreWeightGradient() {
-    if (scoreWeights.defined())
-      return scoreWeights;
-    Var c = f.n, dd = f.m;
-    Func dw = exactFunc("d_score_w_in");
-    RDom all(0, f.Lq, 0, f.H, 0, f.B, "all_rows");
-    dw(dd, c) = 0.0f;
-    dw(dd, c) += f.qIn(c, all.x, all.y, all.z) * dqGeneral(dd, all.x, all.y, all.z);
-    g.chain.push_back(dw);
-    return scoreWeights = dw;
+  /// A weight's gradient as a matrix product over the rows: dW (m, n) =
+  /// sum over every row r of rowsN (n, r...) * rowsM (m, r...), r ranging
+  /// over `rowExtents` (e.g. {Lq, B}, or {Lq, H, B} per head). W's
+  /// innermost dimension is m.
+  Func weightGradient(Func rowsN, Func rowsM, const std::vector<Expr> &rowExtents,
+                      const std::string &name) {
+    Region extents;
+    for (const Expr &e : rowExtents)
+      extents.push_back(Range(0, e));
+    RDom r(extents, name + "_r");
+    std::vector<Expr> nAt{f.n}, mAt{f.m};
+    for (int k = 0; k < r.dimensions(); ++k) {
+      nAt.push_back(r[k]);
+      mAt.push_back(r[k]);
+    }
+    Func dw = exactFunc(name);
+    dw(f.m, f.n) = 0.0f;
+    dw(f.m, f.n) += rowsN(nAt) * rowsM(mAt);
+    g.products.push_back(dw);
+    return dw;
   }
 
   /// Rotary: the gradient by the rows before they were turned, R^T dX, at
@@ -505,16 +503,6 @@ private:
     return dx;
   }
 
-  /// dW [C, M] (m, c) = sum over the rows of rows (c)^T x (m).
-  Func weightGradient(Func rowsFlat, Func x, const Expr &length, const std::string &name) {
-    Func dw = exactFunc(name);
-    RDom r(0, length, 0, f.B, name + "_r");
-    dw(f.m, f.n) = 0.0f;
-    dw(f.m, f.n) += rowsFlat(f.n, r.x, r.y) * x(f.m, r.x, r.y);
-    g.products.push_back(dw);
-    return dw;
-  }
-
   /// db [C] = sum over the rows of rows (c).
   Func biasGradient(Func rowsFlat, const Expr &length, const std::string &name) {
     Func db = exactFunc(name);
@@ -534,12 +522,13 @@ private:
       return dk(at[0], at[1], at[2], at[3]);
     if (name == "v")
       return dKeyRows(at[0], at[1], at[2], at[3], 1);
+    // general: dW [D, Dk] = q^T d(qW); additive: dW [N, D] = d(W row)^T row.
     if (name == "score_w")
-      return scoreWeightGradient()(at[0], at[1]);
+      return weightGradient(f.qIn, dqGeneral, {f.Lq, f.H, f.B}, "d_score_w_in")(at[0], at[1]);
     if (name == "score_wq")
-      return hiddenWeightGradient(hiddenQuery, f.qIn, f.Lq, f.H, "d_score_wq_sum")(at[0], at[1]);
+      return weightGradient(hiddenQuery, f.qIn, {f.Lq, f.H, f.B}, "d_score_wq_sum")(at[0], at[1]);
     if (name == "score_wk")
-      return hiddenWeightGradient(hiddenKey, f.kIn, f.Lk, f.G, "d_score_wk_sum")(at[0], at[1]);
+      return weightGradient(hiddenKey, f.kIn, {f.Lk, f.G, f.B}, "d_score_wk_sum")(at[0], at[1]);
     if (name == "score_wv")
       return hiddenOutputGradient()(at[0]);
     for (const DeclaredInput &input : spec.inputs)
@@ -559,21 +548,16 @@ private:
       }
       return sum;
     }
+    // Projections: dW [C, M] = d(rows)^T x; W_o [M, H*Dv]: d_out^T O.
     if (name == "w_q")
-      return weightGradient(flatQuery(), f.xQuery, Lq, "d_w_q_sum")(at[0], at[1]);
+      return weightGradient(flatQuery(), f.xQuery, {Lq, f.B}, "d_w_q_sum")(at[0], at[1]);
     if (name == "w_k")
-      return weightGradient(flatKey(), f.xKeys, Lk, "d_w_k_sum")(at[0], at[1]);
+      return weightGradient(flatKey(), f.xKeys, {Lk, f.B}, "d_w_k_sum")(at[0], at[1]);
     if (name == "w_v")
-      return weightGradient(flatValue(), f.xKeys, Lk, "d_w_v_sum")(at[0], at[1]);
+      return weightGradient(flatValue(), f.xKeys, {Lk, f.B}, "d_w_v_sum")(at[0], at[1]);
     if (name == "w_o") {
       Func oFlat = headsFlat(oIn, f.Dv, "o_flat");
-      // dW_o (c, m) = sum over rows of d_out (m) o (c): the product's rows are m.
-      Func dw = exactFunc("d_w_o_sum");
-      RDom r(0, Lq, 0, f.B, "d_w_o_r");
-      dw(f.n, f.m) = 0.0f;
-      dw(f.n, f.m) += dOutRows(f.m, r.x, r.y) * oFlat(f.n, r.x, r.y);
-      g.products.push_back(dw);
-      return dw(at[0], at[1]);
+      return weightGradient(dOutRows, oFlat, {Lq, f.B}, "d_w_o_sum")(at[0], at[1]);
     }
     if (name == "b_q")
       return biasGradient(flatQuery(), Lq, "d_b_q_sum")(at[0]);
@@ -621,7 +605,6 @@ private:
 
   Func dq, dk;                   // d_q_in (d, i, h, b), d_k_in (d, j, g, b)
   Func dqFlat, dkFlat, dvFlat;   // projections: per-head gradients as rows (c, row, b)
-  Func scoreWeights;             // general: d_score_w (m, n)
   Func hiddenQuery, hiddenKey;   // additive: d(W_q q) (n, i, h, b), d(W_k k) (n, j, g, b)
   Func dqGeneral; // general: d(q W) (d, i, h, b)
 };

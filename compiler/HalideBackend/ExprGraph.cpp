@@ -103,16 +103,21 @@ static Expr node(const ExprNode &n, const std::vector<Expr> &built, const ExprEn
   throw BackendError("expression node of unknown kind");
 }
 
+/// Nodes are in operand-before-user order, so one pass builds them all;
+/// node n may only read the `built` nodes before it.
+static void checkOperands(const ExprNode &n, size_t built) {
+  for (int operand : n.operands)
+    if (operand < 0 || (size_t)operand >= built)
+      throw BackendError("malformed custom expression (operand after its user)");
+}
+
 Expr buildExpr(const ExprGraph &graph, const ExprEnv &env) {
   if (!graph.defined())
     throw BackendError("custom expression without a body");
-  // Nodes are in operand-before-user order: one pass builds them all.
   std::vector<Expr> built;
   built.reserve(graph.nodes.size());
   for (const ExprNode &n : graph.nodes) {
-    for (int operand : n.operands)
-      if (operand < 0 || (size_t)operand >= built.size())
-        throw BackendError("malformed custom expression (operand after its user)");
+    checkOperands(n, built.size());
     built.push_back(node(n, built, env));
   }
   return built.at(graph.root);
@@ -178,9 +183,7 @@ forwardMode(const ExprGraph &graph, const ExprEnv &env, const std::string &wrt, 
   slopes.reserve(graph.nodes.size());
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const ExprNode &n = graph.nodes[k];
-    for (int operand : n.operands)
-      if (operand < 0 || (size_t)operand >= built.size())
-        throw BackendError("malformed custom expression (operand after its user)");
+    checkOperands(n, built.size());
     built.push_back(node(n, built, env));
     slopes.push_back((int)k == seedNode ? Expr(1.0f)
                                         : derivative(n, built, slopes, built.back(), wrt));
