@@ -8,8 +8,7 @@
 // reference within the bound of docs/language.md §2 (1e-4).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/HalideBackend/AttentionAlgorithm.h"
-#include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/JitKernel.h"
 #include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
@@ -62,77 +61,34 @@ class BackendDecode : public ::testing::TestWithParam<DecodeCase> {};
 TEST_P(BackendDecode, MatchesFloat64Reference) {
   const DecodeCase &c = GetParam();
   AttentionConfig config = test::lowerSpec(makeSpec(c), "decode_test");
-  AlgorithmFuncs f = buildAlgorithm(config);
+  test::JitKernel kernel(config, c.policy);
   if (c.H > c.G)
-    EXPECT_EQ(f.groupP, c.H / c.G) << "query heads of one KV head share a tile";
-  EXPECT_GT(f.splits, 1) << "keys split into chunks";
-  applySchedule(f, config, c.policy, Halide::get_jit_target_from_environment());
-  Halide::Pipeline pipeline = f.pipeline();
+    EXPECT_EQ(kernel.funcs().groupP, c.H / c.G) << "query heads of one KV head share a tile";
+  EXPECT_GT(kernel.funcs().splits, 1) << "keys split into chunks";
 
   std::vector<int> lks = {1, 3, 17, 1000, 4097};
   if (c.fixedLk)
     lks = {c.fixedLk};
   std::mt19937 rng(4321);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  auto uniform = [&](size_t n, float s) {
-    std::vector<float> v(n);
-    for (float &x : v)
-      x = s * dist(rng);
-    return v;
-  };
   for (int Lk : lks) {
     SCOPED_TRACE("Lk=" + std::to_string(Lk));
     const int B = 2, Lq = c.Lq;
-    std::vector<float> q = uniform((size_t)B * c.H * Lq * c.D, c.qScale);
-    std::vector<float> k = uniform((size_t)B * c.G * Lk * c.D, 1.0f);
-    std::vector<float> v = uniform((size_t)B * c.G * Lk * c.D, 1.0f);
+    std::vector<float> q = uniform((size_t)B * c.H * Lq * c.D, rng, c.qScale);
+    std::vector<float> k = uniform((size_t)B * c.G * Lk * c.D, rng);
+    std::vector<float> v = uniform((size_t)B * c.G * Lk * c.D, rng);
     std::vector<int32_t> validLen = {Lk / 2, Lk};
-    for (Halide::ImageParam &p : f.inputs) {
-      if (p.name() == "q")
-        p.set(view(q, {B, c.H, Lq, c.D}));
-      else if (p.name() == "k")
-        p.set(view(k, {B, c.G, Lk, c.D}));
-      else if (p.name() == "v")
-        p.set(view(v, {B, c.G, Lk, c.D}));
-      else if (p.name() == "valid_len")
-        p.set(view(validLen, {B}));
-      else
-        FAIL() << "unexpected input " << p.name();
-    }
-    std::vector<float> out((size_t)B * c.H * Lq * c.D), weights((size_t)B * c.H * Lq * Lk),
-        lse((size_t)B * c.H * Lq);
-    std::vector<Buffer<>> outputs{view(out, {B, c.H, Lq, c.D})};
-    if (c.weights)
-      outputs.push_back(view(weights, {B, c.H, Lq, Lk}));
-    if (c.lse)
-      outputs.push_back(view(lse, {B, c.H, Lq}));
-    Halide::Realization realization(outputs);
-    pipeline.realize(realization);
+    test::AttentionOutputs got =
+        test::runAttention(kernel, config.kernel,
+                           {{"q", view(q, {B, c.H, Lq, c.D})},
+                            {"k", view(k, {B, c.G, Lk, c.D})},
+                            {"v", view(v, {B, c.G, Lk, c.D})},
+                            {"valid_len", view(validLen, {B})}},
+                           {B, c.H, Lq, c.D}, Lk);
 
     test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), nullptr, nullptr};
     test::RefOutputs ref =
         test::referenceAttention(config.kernel, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
-    double worst = 0;
-    for (size_t x = 0; x < out.size(); ++x) {
-      ASSERT_TRUE(std::isfinite(out[x])) << "out[" << x << "]";
-      worst = std::max(worst, std::abs(out[x] - ref.out[x]));
-    }
-    EXPECT_LE(worst, c.tolerance) << "out";
-    if (c.weights) {
-      double worstW = 0;
-      for (size_t x = 0; x < weights.size(); ++x)
-        worstW = std::max(worstW, std::abs(weights[x] - ref.weights[x]));
-      EXPECT_LE(worstW, 1e-4) << "weights";
-    }
-    if (c.lse) {
-      for (size_t x = 0; x < lse.size(); ++x) {
-        if (std::isinf(ref.lse[x]))
-          EXPECT_TRUE(std::isinf(lse[x]) && lse[x] < 0) << "lse[" << x << "] = " << lse[x];
-        else
-          EXPECT_NEAR(lse[x], ref.lse[x], 1e-4 * std::max(1.0, std::abs(ref.lse[x])))
-              << "lse[" << x << "]";
-      }
-    }
+    test::expectNear(got, ref.out, ref.weights, ref.lse, config.kernel, c.tolerance);
   }
 }
 
@@ -173,42 +129,23 @@ TEST(BackendDecodeAdditive, MatchesFloat64Reference) {
   spec.scale = 1.0;
   spec.seqQ = {SizeSpec::Fixed, Lq};
   AttentionConfig config = test::lowerSpec(spec, "additive_decode");
-  AlgorithmFuncs f = buildAlgorithm(config);
-  applySchedule(f, config, SchedulePolicy::Tuned, Halide::get_jit_target_from_environment());
-  Halide::Pipeline pipeline = f.pipeline();
+  test::JitKernel kernel(config);
   std::mt19937 rng(99);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  auto uniform = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float &x : v)
-      x = dist(rng);
-    return v;
-  };
   for (int Lk : {1, 37, 1000}) {
     SCOPED_TRACE("Lk=" + std::to_string(Lk));
-    std::vector<float> q = uniform(B * Lq * D), k = uniform((size_t)B * Lk * D),
-                       v = uniform((size_t)B * Lk * D), wq = uniform(N * D),
-                       wk = uniform(N * D), wv = uniform(N);
-    for (Halide::ImageParam &p : f.inputs) {
-      if (p.name() == "q")
-        p.set(view(q, {B, 1, Lq, D}));
-      else if (p.name() == "k")
-        p.set(view(k, {B, 1, Lk, D}));
-      else if (p.name() == "v")
-        p.set(view(v, {B, 1, Lk, D}));
-      else if (p.name() == "score_wq")
-        p.set(view(wq, {N, D}));
-      else if (p.name() == "score_wk")
-        p.set(view(wk, {N, D}));
-      else if (p.name() == "score_wv")
-        p.set(view(wv, {N}));
-      else
-        FAIL() << "unexpected input " << p.name();
-    }
-    std::vector<float> out((size_t)B * Lq * D);
-    std::vector<Buffer<>> outputs{view(out, {B, 1, Lq, D})};
-    Halide::Realization realization(outputs);
-    pipeline.realize(realization);
+    std::vector<float> q = uniform(B * Lq * D, rng), k = uniform((size_t)B * Lk * D, rng),
+                       v = uniform((size_t)B * Lk * D, rng), wq = uniform(N * D, rng),
+                       wk = uniform(N * D, rng), wv = uniform(N, rng);
+    std::vector<float> out =
+        test::runAttention(kernel, config.kernel,
+                           {{"q", view(q, {B, 1, Lq, D})},
+                            {"k", view(k, {B, 1, Lk, D})},
+                            {"v", view(v, {B, 1, Lk, D})},
+                            {"score_wq", view(wq, {N, D})},
+                            {"score_wk", view(wk, {N, D})},
+                            {"score_wv", view(wv, {N})}},
+                           {B, 1, Lq, D}, Lk)
+            .out;
     for (int b = 0; b < B; ++b) {
       std::vector<double> sc(Lk);
       double m = -1e300, l = 0;

@@ -10,6 +10,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/RunWrapper.h"
+#include "tests/unit/backend/JitKernel.h"
 #include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 
@@ -97,10 +98,7 @@ TEST(BackendEmit, SharedLibraryRunsAndCarriesMetadata) {
   test::RefOutputs ref = test::referenceAttention(configs[0].kernel, configs[0].scale,
                                                   {B, H, H, Lq, Lk, D, D},
                                                   {q.data(), k.data(), v.data()});
-  double worst = 0;
-  for (size_t x = 0; x < out.size(); ++x)
-    worst = std::max(worst, std::abs(out[x] - ref.out[x]));
-  EXPECT_LE(worst, 1e-4);
+  EXPECT_LE(test::maxDiff(out, ref.out), 1e-4);
 
   EXPECT_EQ(run(q.data(), k.data(), v.data(), out.data(), 0, Lq, Lk), kRunBadSize);
   EXPECT_EQ(run(q.data(), k.data(), v.data(), out.data(), B, -3, Lk), kRunBadSize);

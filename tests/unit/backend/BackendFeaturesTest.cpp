@@ -7,8 +7,7 @@
 // by hand in double. Configs come from source text through the real path.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/HalideBackend/AttentionAlgorithm.h"
-#include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/JitKernel.h"
 #include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
@@ -29,29 +28,11 @@ using attnc::test::view;
 namespace {
 
 /// JIT-runs `config` with inputs by name; returns `out` (logical order).
-std::vector<float> run(const AttentionConfig &config, std::map<std::string, Buffer<>> inputs,
-                       std::vector<int> outShape) {
-  AlgorithmFuncs f = buildAlgorithm(config);
-  applySchedule(f, config, SchedulePolicy::Tuned, Halide::get_jit_target_from_environment());
-  for (Halide::ImageParam &p : f.inputs) {
-    EXPECT_TRUE(inputs.count(p.name())) << p.name();
-    p.set(inputs[p.name()]);
-  }
-  size_t n = 1;
-  for (int s : outShape)
-    n *= s;
-  std::vector<float> out(n);
-  std::vector<Buffer<>> outputs{view(out, outShape)};
-  Halide::Realization realization(outputs);
-  f.pipeline().realize(realization);
-  return out;
-}
-
-double maxDiff(const std::vector<float> &a, const std::vector<double> &b) {
-  double worst = 0;
-  for (size_t x = 0; x < a.size(); ++x)
-    worst = std::max(worst, std::abs(a[x] - b[x]));
-  return worst;
+std::vector<float> run(const AttentionConfig &config, const test::NamedBuffers &inputs,
+                       const std::vector<int> &outShape,
+                       SchedulePolicy policy = SchedulePolicy::Tuned) {
+  test::JitKernel kernel(config, policy);
+  return test::runAttention(kernel, config.kernel, inputs, outShape, /*Lk=*/0).out;
 }
 
 KernelSpec baseSpec(int H, int D) {
@@ -70,7 +51,7 @@ struct Qkv {
     k = uniform((size_t)B * H * Lk * D, rng);
     v = uniform((size_t)B * H * Lk * D, rng);
   }
-  std::map<std::string, Buffer<>> buffers() {
+  test::NamedBuffers buffers() {
     return {{"q", view(q, {B, H, Lq, D})}, {"k", view(k, {B, H, Lk, D})},
             {"v", view(v, {B, H, Lk, D})}};
   }
@@ -113,7 +94,7 @@ TEST(BackendFeatures, CustomScoreBiasMaskMatchBuiltins) {
   ref.masks.push_back({MaskKind::Causal, {}, 0, nullptr});
   test::RefOutputs r = test::referenceAttention(test::lowerSpec(ref, "ref").kernel, 0.25, {t.B, t.H, t.H, t.Lq, t.Lk, t.D, t.D},
                                                 {t.q.data(), t.k.data(), t.v.data()});
-  EXPECT_LE(maxDiff(out, r.out), 1e-4);
+  EXPECT_LE(test::maxDiff(out, r.out), 1e-4);
 }
 
 // score = cosine at odd sizes with GQA and a causal mask, under the tuned and
@@ -166,23 +147,12 @@ TEST(BackendFeatures, CosineScoreMatchesFloat64) {
                 std::exp(sc[j] - m) / l * v[((size_t)(b * G + h / (H / G)) * Lk + j) * D + d];
       }
   for (SchedulePolicy policy : {SchedulePolicy::Tuned, SchedulePolicy::Simple}) {
-    AlgorithmFuncs f = buildAlgorithm(config);
-    applySchedule(f, config, policy, Halide::get_jit_target_from_environment());
-    for (Halide::ImageParam &p : f.inputs) {
-      if (p.name() == "q")
-        p.set(view(q, {B, H, Lq, D}));
-      else if (p.name() == "k")
-        p.set(view(k, {B, G, Lk, D}));
-      else if (p.name() == "v")
-        p.set(view(v, {B, G, Lk, D}));
-      else
-        FAIL() << "unexpected input " << p.name();
-    }
-    std::vector<float> out((size_t)B * H * Lq * D);
-    std::vector<Buffer<>> outputs{view(out, {B, H, Lq, D})};
-    Halide::Realization realization(outputs);
-    f.pipeline().realize(realization);
-    EXPECT_LE(maxDiff(out, ref), 1e-4) << (policy == SchedulePolicy::Tuned ? "tuned" : "simple");
+    std::vector<float> out = run(config,
+                                 {{"q", view(q, {B, H, Lq, D})},
+                                  {"k", view(k, {B, G, Lk, D})},
+                                  {"v", view(v, {B, G, Lk, D})}},
+                                 {B, H, Lq, D}, policy);
+    EXPECT_LE(test::maxDiff(out, ref), 1e-4) << (policy == SchedulePolicy::Tuned ? "tuned" : "simple");
   }
 }
 
@@ -198,7 +168,7 @@ TEST(BackendFeatures, ScaleFoldedIntoQuery) {
   test::RefOutputs r = test::referenceAttention(config.kernel, 0.3,
                                                 {t.B, t.H, t.H, t.Lq, t.Lk, t.D, t.D},
                                                 {t.q.data(), t.k.data(), t.v.data()});
-  EXPECT_LE(maxDiff(out, r.out), 1e-4);
+  EXPECT_LE(test::maxDiff(out, r.out), 1e-4);
 }
 
 TEST(BackendFeatures, AdditiveScore) {

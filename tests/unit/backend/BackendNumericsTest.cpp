@@ -7,8 +7,7 @@
 // the bound of docs/language.md §2 (1e-4).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/HalideBackend/AttentionAlgorithm.h"
-#include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/JitKernel.h"
 #include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/ReferenceAttention.h"
 #include "tests/unit/backend/TestBuffers.h"
@@ -66,9 +65,7 @@ class BackendNumerics : public ::testing::TestWithParam<Case> {};
 TEST_P(BackendNumerics, MatchesFloat64Reference) {
   const Case &c = GetParam();
   AttentionConfig config = test::lowerSpec(makeSpec(c), "attn_test");
-  AlgorithmFuncs f = buildAlgorithm(config);
-  applySchedule(f, config, c.policy, Halide::get_jit_target_from_environment());
-  Halide::Pipeline pipeline = f.pipeline();
+  test::JitKernel kernel(config, c.policy);
 
   const std::pair<int, int> sizes[] = {{1, 1},   {3, 3},    {17, 17}, {257, 257}, {1, 257},
                                        {3, 17},  {17, 3},   {257, 17}, {40, 100}, {64, 64}};
@@ -99,59 +96,23 @@ TEST_P(BackendNumerics, MatchesFloat64Reference) {
     for (size_t x = 0; x < keyPadding.size(); ++x)
       keyPadding[x] = x >= (size_t)Lk ? 1 : (rng() % 4) == 0 ? 7 : 0;
 
-    for (Halide::ImageParam &p : f.inputs) {
-      if (p.name() == "q")
-        p.set(view(q, qShape));
-      else if (p.name() == "k")
-        p.set(view(k, kShape));
-      else if (p.name() == "v")
-        p.set(view(v, kShape));
-      else if (p.name() == "score_w")
-        p.set(view(w, {c.D, c.D}));
-      else if (p.name() == "valid_len")
-        p.set(view(validLen, {B}));
-      else if (p.name() == "mask")
-        p.set(view(mask, {B, Lq, Lk}));
-      else if (p.name() == "prefix_len")
-        p.set(view(prefixLen, {B}));
-      else if (p.name() == "key_padding_mask")
-        p.set(view(keyPadding, {B, Lk}));
-      else
-        FAIL() << "unexpected input " << p.name();
-    }
-    std::vector<float> out((size_t)B * c.H * Lq * c.D), weights((size_t)B * c.H * Lq * Lk),
-        lse((size_t)B * c.H * Lq);
-    std::vector<Buffer<>> outputs{view(out, qShape)};
-    if (c.weights)
-      outputs.push_back(view(weights, {B, c.H, Lq, Lk}));
-    if (c.lse)
-      outputs.push_back(view(lse, {B, c.H, Lq}));
-    Halide::Realization realization(outputs);
-    pipeline.realize(realization);
+    test::AttentionOutputs got = test::runAttention(
+        kernel, config.kernel,
+        {{"q", view(q, qShape)},
+         {"k", view(k, kShape)},
+         {"v", view(v, kShape)},
+         {"score_w", view(w, {c.D, c.D})},
+         {"valid_len", view(validLen, {B})},
+         {"mask", view(mask, {B, Lq, Lk})},
+         {"prefix_len", view(prefixLen, {B})},
+         {"key_padding_mask", view(keyPadding, {B, Lk})}},
+        qShape, Lk);
 
     test::RefInputs in{q.data(), k.data(), v.data(), validLen.data(), mask.data(), w.data(),
                        prefixLen.data(), keyPadding.data()};
     test::RefOutputs ref =
         test::referenceAttention(config.kernel, config.scale, {B, c.H, c.G, Lq, Lk, c.D, c.D}, in);
-    double worst = 0;
-    for (size_t x = 0; x < out.size(); ++x)
-      worst = std::max(worst, std::abs(out[x] - ref.out[x]));
-    EXPECT_LE(worst, 1e-4) << "out";
-    if (c.weights) {
-      double worstW = 0;
-      for (size_t x = 0; x < weights.size(); ++x)
-        worstW = std::max(worstW, std::abs(weights[x] - ref.weights[x]));
-      EXPECT_LE(worstW, 1e-4) << "weights";
-    }
-    if (c.lse) {
-      for (size_t x = 0; x < lse.size(); ++x) {
-        if (std::isinf(ref.lse[x])) {
-          EXPECT_TRUE(std::isinf(lse[x]) && lse[x] < 0) << "lse[" << x << "] = " << lse[x];
-        } else {
-          EXPECT_NEAR(lse[x], ref.lse[x], 1e-4) << "lse[" << x << "]";
-        }
-      }
-    }
+    test::expectNear(got, ref.out, ref.weights, ref.lse, config.kernel);
   }
 }
 

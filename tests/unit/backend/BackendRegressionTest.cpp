@@ -7,8 +7,7 @@
 // softcap over the whole float range, very wide rows, and `auto` with Lq < 16.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/HalideBackend/AttentionAlgorithm.h"
-#include "compiler/HalideBackend/Schedules.h"
+#include "tests/unit/backend/JitKernel.h"
 #include "tests/unit/backend/LowerForTest.h"
 #include "tests/unit/backend/TestBuffers.h"
 
@@ -87,17 +86,6 @@ KernelSpec specOf(const Sizes &s) {
   return spec;
 }
 
-double maxDiff(const std::vector<float> &a, const std::vector<double> &b) {
-  double worst = 0;
-  for (size_t x = 0; x < a.size(); ++x) {
-    if (std::isinf(b[x]) && a[x] == b[x])
-      continue;
-    double diff = std::abs(a[x] - b[x]);
-    worst = std::isnan(diff) ? INFINITY : std::max(worst, diff);
-  }
-  return worst;
-}
-
 /// Compiles `config` with `policy`, runs it on random q, k, v (plus `extra`
 /// inputs) and compares every output with the float64 reference.
 void check(const AttentionConfig &config, const Sizes &s, const RefScore &score,
@@ -111,28 +99,11 @@ void check(const AttentionConfig &config, const Sizes &s, const RefScore &score,
   extra["k"] = view(k, {s.B, s.G, s.Lk, s.D});
   extra["v"] = view(v, {s.B, s.G, s.Lk, s.D});
 
-  AlgorithmFuncs f = buildAlgorithm(config);
-  applySchedule(f, config, policy, Halide::get_jit_target_from_environment());
-  for (Halide::ImageParam &p : f.inputs) {
-    ASSERT_TRUE(extra.count(p.name())) << p.name();
-    p.set(extra[p.name()]);
-  }
-  std::vector<float> out((size_t)s.B * s.H * s.Lq * s.D),
-      weights((size_t)s.B * s.H * s.Lq * s.Lk), lse((size_t)s.B * s.H * s.Lq);
-  std::vector<Buffer<>> outputs{view(out, {s.B, s.H, s.Lq, s.D})};
-  if (config.kernel.outputWeights)
-    outputs.push_back(view(weights, {s.B, s.H, s.Lq, s.Lk}));
-  if (config.kernel.outputLse)
-    outputs.push_back(view(lse, {s.B, s.H, s.Lq}));
-  Halide::Realization realization(outputs);
-  f.pipeline().realize(realization);
-
+  test::JitKernel kernel(config, policy);
+  test::AttentionOutputs got =
+      test::runAttention(kernel, config.kernel, extra, {s.B, s.H, s.Lq, s.D}, s.Lk);
   Result ref = reference(s, q, k, v, score, visible);
-  EXPECT_LE(maxDiff(out, ref.out), tolerance) << "out";
-  if (config.kernel.outputWeights)
-    EXPECT_LE(maxDiff(weights, ref.weights), tolerance) << "weights";
-  if (config.kernel.outputLse)
-    EXPECT_LE(maxDiff(lse, ref.lse), tolerance) << "lse";
+  test::expectNear(got, ref.out, ref.weights, ref.lse, config.kernel, tolerance);
 }
 
 RefMask all() {
