@@ -519,6 +519,11 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.dVectors = (p.Dv + p.vec - 1) / p.vec;
   const int accumulators = p.vec >= 16 ? 16 : 8; // of 32 zmm / 16 ymm registers
   p.pvChunk = std::min(p.dVectors, accumulators == 16 ? 16 : 4);
+  // Decode tiles (fewer rows than a vector) stream each V row once per row:
+  // the whole row of values in registers beats re-reading the block per
+  // chunk of it, even where 16 accumulators spill one register on AVX2.
+  if (p.TQ < p.vec)
+    p.pvChunk = std::min(p.dVectors, 16);
   p.pvRows = divisorAtMost(p.TQ, std::max(1, accumulators / std::min(p.dVectors, p.pvChunk)));
   p.qkKeys = accumulators / 2; // Q.K^T: 2 query vectors x qkKeys keys
   schedulePrecomputed(f, p.vec);
