@@ -172,3 +172,38 @@ TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
   EXPECT_EQ(printed, "Input buffer k is accessed at 2, which is beyond the max (1) in "
                      "dimension 1\n");
 }
+
+// Kernel buffers of 1 MiB or more are kept for the next call
+// (runtime/ScratchCache.c) rather than faulted in again page by page: a
+// freed block serves the next request it holds, a block in use is never
+// handed out twice, a request more than twice a kept block's size gets its
+// own, and every block is aligned for the widest vectors.
+TEST_F(SharedRuntime, LargeBuffersAreKeptForTheNextCall) {
+  using MallocFn = void *(*)(void *, size_t);
+  using FreeFn = void (*)(void *, void *);
+  auto allocate = reinterpret_cast<MallocFn>(dlsym(firstHandle, "halide_malloc"));
+  auto release = reinterpret_cast<FreeFn>(dlsym(firstHandle, "halide_free"));
+  ASSERT_TRUE(allocate && release);
+  const size_t size = 4 << 20;
+  char *block = static_cast<char *>(allocate(nullptr, size));
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 128, 0u);
+  block[0] = block[size - 1] = 1;
+  release(nullptr, block);
+  char *again = static_cast<char *>(allocate(nullptr, size - 4096));
+  EXPECT_EQ(again, block);
+  char *second = static_cast<char *>(allocate(nullptr, size));
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second, again);
+  second[size - 1] = 2;
+  release(nullptr, again);
+  release(nullptr, second);
+  char *larger = static_cast<char *>(allocate(nullptr, 3 * size));
+  EXPECT_NE(larger, block);
+  EXPECT_NE(larger, second);
+  release(nullptr, larger);
+  char *small = static_cast<char *>(allocate(nullptr, 1000));
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 128, 0u);
+  release(nullptr, small);
+}
