@@ -358,11 +358,11 @@ private:
       s = builder.create<mlir::attn::SoftcapOp>(l, s, builder.getF64FloatAttr(*spec.softcap));
     if (spec.bias == BiasKind::Alibi)
       s = builder.create<mlir::attn::BiasOp>(l, s.getType(), s, ValueRange(),
-                                             builder.getStringAttr("alibi"));
+                                             mlir::attn::BiasKind::alibi);
     if (spec.bias == BiasKind::Custom && spec.biasExpr) {
       auto bias = builder.create<mlir::attn::BiasOp>(
           loc(spec.biasExpr->loc), s.getType(), s, inputsOf(*spec.biasExpr, spec, declared),
-          builder.getStringAttr("custom"));
+          mlir::attn::BiasKind::custom);
       buildExprRegion(builder, bias.getBody(), *spec.biasExpr, /*withDot=*/false,
                       /*boolean=*/false, exprContext);
       recordSource(bias.getBody(), exprText(*spec.biasExpr));

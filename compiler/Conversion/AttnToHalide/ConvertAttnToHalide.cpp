@@ -184,8 +184,9 @@ public:
       return success();
     if (!rq || !rk)
       return op.emitOpError("rotary embeddings must turn both q and k");
-    const char *keyRows = spec.cache.any() ? "queries" : "keys";
-    if (rq.getRows() != "queries" || rk.getRows() != keyRows)
+    attn::RotaryRows keyRows =
+        spec.cache.any() ? attn::RotaryRows::queries : attn::RotaryRows::keys;
+    if (rq.getRows() != attn::RotaryRows::queries || rk.getRows() != keyRows)
       return op.emitOpError(spec.cache.any()
                                 ? "q and the new keys of a cache must be turned at the "
                                   "queries' positions"
@@ -195,7 +196,7 @@ public:
         rq.getDims() != rk.getDims())
       return op.emitOpError("q and k must be turned with the same base, style and dims");
     spec.rotary.base = rq.getBase().convertToDouble();
-    spec.rotary.style = *parseRotaryStyle(rq.getStyle().str()); // verified a style
+    spec.rotary.style = *parseRotaryStyle(attn::stringifyRotaryStyle(rq.getStyle()).str());
     spec.rotary.dims = (long)rq.getDims();
     q = rq.getInput();
     k = rk.getInput();
@@ -305,12 +306,8 @@ private:
 static LogicalResult readKinds(attn::AttentionOp op, halide_backend::KernelDesc &out) {
   out.score = *parseScoreKind(attn::stringifyScoreKind(op.getScore()).str());
   out.bias = BiasKind::None;
-  if (op.getBias()) {
-    auto bias = parseBiasKind(op.getBias()->str());
-    if (!bias || *bias == BiasKind::None)
-      return op.emitOpError("has unknown bias kind '") << *op.getBias() << "'";
-    out.bias = *bias;
-  }
+  if (op.getBias())
+    out.bias = *parseBiasKind(attn::stringifyBiasKind(*op.getBias()).str());
   for (attn::MaskKind kind : op.getMaskKinds()) {
     halide_backend::MaskTermDesc term;
     term.kind = *parseMaskKind(attn::stringifyMaskKind(kind).str());

@@ -31,10 +31,12 @@ def Attn_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
 }
 
-// Score and mask kinds: one case per row of compiler/Kinds/AttentionKinds.h
-// (kScoreKinds, kMaskKinds), which holds each kind's properties. The IR
-// spells them as strings; the accessors return the generated enums
-// (`op.getKind() == ScoreKind::custom`), so no pass compares strings.
+// Kinds: score and mask kinds have one case per row of
+// compiler/Kinds/AttentionKinds.h (kScoreKinds, kMaskKinds), which holds each
+// kind's properties; biases, positions, rotary styles and rows, and caches
+// are enums of the same shape. The IR spells them as strings; the accessors
+// return the generated enums (`op.getKind() == ScoreKind::custom`), so no
+// verifier or pass compares strings.
 class Attn_KindAttr<string name, string summary, list<StrEnumAttrCase> cases>
     : StrEnumAttr<name, summary, cases> {
   let cppNamespace = "::mlir::attn";
@@ -54,25 +56,17 @@ def Attn_MaskKindAttr : Attn_KindAttr<"MaskKind", "built-in or custom mask", [
     StrEnumAttrCase<"window">, StrEnumAttrCase<"sink">, StrEnumAttrCase<"input">,
     StrEnumAttrCase<"custom">]>;
 
-def Attn_BiasKindAttr : StrEnumAttr<"BiasKind", "additive score bias", [
-    StrEnumAttrCase<"alibi">, StrEnumAttrCase<"custom">]> {
-  let cppNamespace = "::mlir::attn";
-}
+def Attn_BiasKindAttr : Attn_KindAttr<"BiasKind", "additive score bias", [
+    StrEnumAttrCase<"alibi">, StrEnumAttrCase<"custom">]>;
 
-def Attn_PositionalKindAttr : StrEnumAttr<"PositionalKind", "position encoding", [
-    StrEnumAttrCase<"sinusoidal">]> {
-  let cppNamespace = "::mlir::attn";
-}
+def Attn_PositionalKindAttr : Attn_KindAttr<"PositionalKind", "position encoding", [
+    StrEnumAttrCase<"sinusoidal">]>;
 
-def Attn_RotaryStyleAttr : StrEnumAttr<"RotaryStyle", "channel pairs of rotary embeddings", [
-    StrEnumAttrCase<"half">, StrEnumAttrCase<"interleaved">]> {
-  let cppNamespace = "::mlir::attn";
-}
+def Attn_RotaryStyleAttr : Attn_KindAttr<"RotaryStyle", "channel pairs of rotary embeddings", [
+    StrEnumAttrCase<"half">, StrEnumAttrCase<"interleaved">]>;
 
-def Attn_RotaryRowsAttr : StrEnumAttr<"RotaryRows", "whose positions rotary embeddings use", [
-    StrEnumAttrCase<"queries">, StrEnumAttrCase<"keys">]> {
-  let cppNamespace = "::mlir::attn";
-}
+def Attn_RotaryRowsAttr : Attn_KindAttr<"RotaryRows", "whose positions rotary embeddings use", [
+    StrEnumAttrCase<"queries">, StrEnumAttrCase<"keys">]>;
 
 def Attn_CacheKindAttr : Attn_KindAttr<"CacheKind", "how a KV cache stores its rows", [
     StrEnumAttrCase<"contiguous">, StrEnumAttrCase<"paged">]>;

@@ -152,7 +152,7 @@ static LogicalResult verify(SoftcapOp op) {
 }
 
 static LogicalResult verify(BiasOp op) {
-  bool custom = op.getKind() == "custom";
+  bool custom = op.getKind() == BiasKind::custom;
   if (!custom && !op.getInputs().empty())
     return op.emitOpError("only a custom bias reads declared inputs");
   return verifyCustomRegion(op, op.getBody(), custom, "bias", /*withDot=*/false, f32(op));
@@ -274,7 +274,7 @@ static LogicalResult verify(AttentionOp op) {
   if (failed(verifyCustomRegion(op, op.getScoreBody(), kindInfo(op.getScore()).isExpression,
                                 "score",
                                 /*withDot=*/true, f32(op))) ||
-      failed(verifyCustomRegion(op, op.getBiasBody(), op.getBias() == StringRef("custom"),
+      failed(verifyCustomRegion(op, op.getBiasBody(), op.getBias() == BiasKind::custom,
                                 "bias", /*withDot=*/false, f32(op))))
     return failure();
   if (auto input = op.getKeyHiInput())
