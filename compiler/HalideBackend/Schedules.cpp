@@ -363,13 +363,20 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
   const int vec = p.vec;
   std::vector<std::string> &notes = f.scheduleNotes;
   Var d = f.d, qt = f.qt, i = f.i, j = f.j;
-  // Queries of the tile, stored transposed so the Q.K^T kernel loads vectors.
+  // Queries of the tile, stored so the Q.K^T kernel loads vectors: rows
+  // innermost where it is vectorized over rows, d innermost where the dot
+  // product runs along d (decode; rows innermost made each load of a GQA
+  // group's query a strided gather).
   // With `weights` they are also read outside the state's loops: keep them all.
   bool qsShared = f.weights.defined() && f.groupP == 1;
   LoopLevel qLevel = qsShared ? LoopLevel::root() : LoopLevel(f.state, qt);
-  if (f.qRow.defined())
-    f.qRow.compute_at(qLevel).reorder_storage(i, d).reorder(i, d).vectorize(
-        i, vec, TailStrategy::GuardWithIf);
+  if (f.qRow.defined()) {
+    f.qRow.compute_at(qLevel);
+    if (p.TQ % vec == 0)
+      f.qRow.reorder_storage(i, d).reorder(i, d).vectorize(i, vec, TailStrategy::GuardWithIf);
+    else
+      f.qRow.vectorize(d, vec, TailStrategy::GuardWithIf);
+  }
   if (f.qHoist.defined() && !f.kHoist.defined())
     f.qHoist.compute_at(qLevel); // general: W^T q per query tile
   scheduleRotary(f, config, vec, qLevel);
