@@ -20,7 +20,6 @@
 
 using namespace attnc;
 using namespace attnc::halide_backend;
-using Halide::Buffer;
 using attnc::test::uniform;
 using attnc::test::view;
 

@@ -16,12 +16,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <random>
 
 using namespace attnc;
 using namespace attnc::halide_backend;
-using Halide::Buffer;
 using attnc::test::uniform;
 using attnc::test::view;
 

@@ -19,7 +19,6 @@
 
 using namespace attnc;
 using namespace attnc::halide_backend;
-using Halide::Buffer;
 using attnc::test::uniform;
 using attnc::test::view;
 

@@ -15,12 +15,10 @@
 
 #include <cmath>
 #include <functional>
-#include <map>
 #include <random>
 
 using namespace attnc;
 using namespace attnc::halide_backend;
-using Halide::Buffer;
 using attnc::test::uniform;
 using attnc::test::view;
 
@@ -89,7 +87,7 @@ KernelSpec specOf(const Sizes &s) {
 /// Compiles `config` with `policy`, runs it on random q, k, v (plus `extra`
 /// inputs) and compares every output with the float64 reference.
 void check(const AttentionConfig &config, const Sizes &s, const RefScore &score,
-           const RefMask &visible, std::map<std::string, Buffer<>> extra = {},
+           const RefMask &visible, test::NamedBuffers extra = {},
            SchedulePolicy policy = SchedulePolicy::Tuned, double tolerance = 1e-4) {
   std::mt19937 rng(77);
   std::vector<float> q = uniform((size_t)s.B * s.H * s.Lq * s.D, rng);
