@@ -286,6 +286,10 @@ struct TunedPlan {
   /// registers, AVX2 16: there half as many accumulators fit beside the
   /// loads and broadcasts (16 spilled on AVX2 and ran at a third of peak).
   int pvChunk = 16, qkKeys = 8;
+  /// Q.K^T vectorized over the tile's rows (whole vectors of them), or, for
+  /// fewer rows (decode), along d; the queries' storage and the K/V copies
+  /// follow the same choice.
+  bool rowVectors = false;
   Var io{"io"};
   bool stateInOutTile = false;
   /// The parallel task of a root-level softmax_state (batch, head, key
@@ -372,7 +376,7 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
   LoopLevel qLevel = qsShared ? LoopLevel::root() : LoopLevel(f.state, qt);
   if (f.qRow.defined()) {
     f.qRow.compute_at(qLevel);
-    if (p.TQ % vec == 0)
+    if (p.rowVectors)
       f.qRow.reorder_storage(i, d).reorder(i, d).vectorize(i, vec, TailStrategy::GuardWithIf);
     else
       f.qRow.vectorize(d, vec, TailStrategy::GuardWithIf);
@@ -418,9 +422,8 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
 /// decode reads each row once and keeps reading in place.
 void scheduleKeyValueRows(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
   const KernelDesc &k = config.kernel;
-  bool tiles = p.TQ % p.vec == 0;
   bool tokenMajor = k.layout == Layout::BSHD || k.packed;
-  if (!tiles || k.cache.any() || k.project != ProjectKind::None ||
+  if (!p.rowVectors || k.cache.any() || k.project != ProjectKind::None ||
       !(tokenMajor || k.kvDtype != ElemType::F32))
     return;
   bool kTurned = k.positional == PositionalKind::Rotary; // k_in is already a root copy
@@ -467,7 +470,7 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   // The block's scores, max, exponentials and sum, per key block.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.compute_at(f.state, f.rk);
-  if (TQ % vec == 0) {
+  if (p.rowVectors) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
     int jr = divisorAtMost(BK, p.qkKeys);
@@ -555,6 +558,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   TunedPlan p;
   p.vec = target.natural_vector_size<float>();
   p.TQ = f.tileQ;
+  p.rowVectors = p.TQ % p.vec == 0;
   p.BK = f.blockK;
   p.Dv = constantOf(f.Dv, 64);
   p.dVectors = (p.Dv + p.vec - 1) / p.vec;
