@@ -510,9 +510,14 @@ private:
 
   /// NAME_backward (Backward.cpp): the gradients instead of the attention.
   void makeGradients() {
-    f.splits = 1; // the key pass owns whole key blocks
-    // A key block's (dK, dV) sums stay in L1 while its query tiles stream by.
-    f.blockK = std::min(f.blockK, 64);
+    f.splits = 1; // a task owns whole key blocks
+    // One pass over square 32 x 32 tiles sums all three gradients (5 matrix
+    // products per tile instead of 7 over two passes); the additive score's
+    // dQ needs tanh per hidden unit again and keeps two passes, as do tiles
+    // smaller than 32. A key block's (dK, dV) sums stay in L1 while its query
+    // tiles stream by.
+    f.grad.singlePass = spec.score != ScoreKind::Additive && f.tileQ == 32 && f.blockK >= 32;
+    f.blockK = f.grad.singlePass ? 32 : std::min(f.blockK, 64);
     makeRowQueries();
     GradientInputs in{f,
                       config,

@@ -111,9 +111,25 @@ struct AlgorithmFuncs {
   Halide::Func out = exactFunc("out"), weights = exactFunc("weights"), lse = exactFunc("lse");
   Halide::Func qkWeights = exactFunc("qk_weights"); // the score reduction for `weights`
 
-  /// NAME_backward (Backward.cpp): the two passes over (query tile, key
+  /// NAME_backward (Backward.cpp): one pass (or two) over (query tile, key
   /// block) tiles and the chain rule after them. Undefined for NAME.
   struct Gradients {
+    /// One pass sums dK, dV and dQ from each tile (square tiles, every score
+    /// but additive); otherwise a key pass and a query pass (chosen with the
+    /// tiles, makeGradients).
+    bool singlePass = false;
+    /// The single pass: one task per (row chunk, row group, batch row) visits
+    /// the key blocks, and per block the chunk's query tiles, adding into
+    /// `sums` (d, slot, chunk, hb, b): slots [0, K) hold the chunk's dK
+    /// partials, [K, 2K) its dV partials (K = blocks x block keys), then dQ of
+    /// the chunk's rows. dKV below adds the chunks' dK and dV partials, dQ is
+    /// a view. `pairs` is (u, v, which sum, tile of the chunk, key block);
+    /// `chunks` the chunk count (a run-time one when the batch is), `chunk`
+    /// its Var.
+    Halide::Func sums = exactFunc("d_sums");
+    Halide::RDom pairs;
+    Halide::Expr chunks;
+    Halide::Var chunk{"chunk"};
     /// (i, h, b): D_i = rowsum(dO * O) of the attention's output O and its
     /// gradient dO, and lse (non-finite values made +huge).
     Halide::Func rowDot = exactFunc("row_dot"), rowLse = exactFunc("row_lse");
@@ -123,11 +139,12 @@ struct AlgorithmFuncs {
       Halide::Func qk, dp, p, ds, qT, doT;
     } keyTile, queryTile, outputTile;
     /// Key pass: Tuple(dK, dV) of a key block (d, jj, kb, hb, b), over the
-    /// block's query tiles `rowTiles` (rows r = y * tileQ + x).
+    /// block's query tiles `rowTiles` (rows r = y * tileQ + x); the single
+    /// pass's sums as a pure view.
     Halide::Func dKV = exactFunc("d_kv");
     Halide::RDom rowTiles;
     /// Query pass: dQ of the score's query rows (d, ii, qt, hb, b) over the
-    /// key blocks `keyBlocks` (keys j = y * blockK + x).
+    /// key blocks `keyBlocks` (keys j = y * blockK + x); or a view of sums.
     Halide::Func dQ = exactFunc("d_q_rows");
     Halide::RDom keyBlocks;
     /// With an output projection, the attention's output O per head is not

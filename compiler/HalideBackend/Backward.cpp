@@ -4,15 +4,19 @@
 // size Lq x Lk: every (query tile, key block) tile recomputes its scores S,
 // P = exp(S - lse), dP = dO . V^T and dS = P * (dP - D) * dS/draw, where
 // D = rowsum(dO * O) and dS/draw is the chain rule through a custom score,
-// the scale and the softcap (finishScore's slope). Two passes:
+// the scale and the softcap (finishScore's slope). One pass where the tiles
+// are square (every score but additive): one task per (row chunk, row
+// group, batch row) visits the key blocks and, per block, the chunk's query
+// tiles; each tile adds dV += P^T dO and dK += dS^T Q into the block's keys
+// and dQ += dS K into its rows, and the chunks' dK and dV partials are added
+// after the pass. A row group holds the rows of the P query heads sharing a
+// KV head, so a group's K/V gradients are summed on the way (GQA, MQA).
+// Otherwise two passes:
 //  * the key pass, one task per (key block, row group, batch row), sums
-//    dV += P^T dO and dK += dS^T Q over every query tile of the block; a
-//    row group holds the rows of the P query heads sharing a KV head, so a
-//    group's K/V gradients are summed on the way (GQA, MQA; the additive
-//    score keeps one head per row group, and a KV head's groups are added
-//    after the pass);
+//    dV and dK over every query tile of the block (the additive score keeps
+//    one head per row group, and a KV head's groups are added after it);
 //  * the query pass, one task per (query tile, row group, batch row), sums
-//    dQ += dS K over the key blocks.
+//    dQ over the key blocks, recomputing the tiles.
 // Each gradient element has one writer: no thread ever races on a sum.
 // The chain rule then takes dQ and dK through the score's inputs (the
 // scale folded into q, general's W, cosine's normalization) and the
@@ -53,9 +57,13 @@ public:
     defineAttentionOutput();
     defineRowDot();
     g.keyTile = defineTile("_kv");
-    g.queryTile = defineTile("_q");
-    defineKeyPass();
-    defineQueryPass();
+    if (g.singlePass) {
+      defineSinglePass();
+    } else {
+      g.queryTile = defineTile("_q");
+      defineKeyPass();
+      defineQueryPass();
+    }
     defineOutputs();
   }
 
@@ -252,6 +260,54 @@ private:
       return;
     }
     g.dQ(d, ii, qt, h, b) += ds * kKey(d, key, kvOf(h), b);
+  }
+
+  /// Row chunks per (row group, batch row): enough tasks for 16 threads, at
+  /// most 8 and at most the row tiles (each chunk keeps its own dK and dV
+  /// partials, so their memory stays below 8 gradients' for any batch).
+  Expr chunkCount() {
+    Expr tasks = rowGroups * f.B;
+    return simplify(clamp(min((16 + tasks - 1) / tasks, nRowTiles), 1, 8));
+  }
+
+  /// dK, dV and dQ from one pass over the tiles (Gradients::sums): per key
+  /// block and query tile, `which` 0 and 1 add dS^T Q and P^T dO into the
+  /// block's keys v over the tile's rows u, 2 adds dS K into the tile's row v
+  /// over the block's keys u.
+  void defineSinglePass() {
+    const int32_t T = f.tileQ; // == f.blockK
+    g.chunks = chunkCount();
+    Expr tilesPerChunk = (nRowTiles + (g.chunks - 1)) / g.chunks;
+    Var d = f.d, slot("slot"), c = g.chunk, hb = f.h, b = f.b;
+    g.pairs = RDom({{0, T}, {0, T}, {0, 3}, {0, tilesPerChunk}, {0, f.nBlocks}}, "pairs");
+    RVar u = g.pairs[0], v = g.pairs[1], which = g.pairs[2], y = g.pairs[3], kb = g.pairs[4];
+    Expr qt = c * tilesPerChunk + y;
+    Expr live = qt < nRowTiles;
+    if (Expr seen = tileSeen(qt, kb); seen.defined())
+      live = live && seen;
+    g.pairs.where(live);
+    const AlgorithmFuncs::Gradients::Tile &t = g.keyTile;
+    Expr rowU = qt * T + u, keyU = kb * T + u;
+    Expr dK = t.ds(v, u, qt, kb, hb, b) * f.qRow(min(d, f.Dk - 1), rowU, hb, b);
+    Expr dV = t.p(v, u, qt, kb, hb, b) *
+              doutIn(min(d, f.Dv - 1), queryOf(rowU), headOf(rowU, hb), b);
+    Expr dQ = t.ds(u, v, qt, kb, hb, b) * kKey(min(d, f.Dk - 1), keyU, kvOf(hb), b);
+    Expr keys = f.nBlocks * T;
+    Expr site = select(which == 0, kb * T + v, which == 1, keys + kb * T + v,
+                       2 * keys + y * T + v);
+    g.sums(d, slot, c, hb, b) = 0.0f;
+    g.sums(d, site, c, hb, b) += select(which == 0, dK, which == 1, dV, dQ);
+
+    // The two passes' sums: the chunks' dK and dV partials added, dQ a view.
+    Var jj = f.jj, kbv = f.kb, ii = f.ii, qtv = f.qt;
+    Expr key = kbv * T + jj;
+    RDom rc(0, g.chunks, "chunks");
+    g.dKV(d, jj, kbv, hb, b) = Tuple(0.0f, 0.0f);
+    Tuple acc = g.dKV(d, jj, kbv, hb, b);
+    g.dKV(d, jj, kbv, hb, b) = Tuple(acc[0] + g.sums(d, key, rc, hb, b),
+                                     acc[1] + g.sums(d, keys + key, rc, hb, b));
+    g.dQ(d, ii, qtv, hb, b) =
+        g.sums(d, 2 * keys + (qtv % tilesPerChunk) * T + ii, qtv / tilesPerChunk, hb, b);
   }
 
   //--- The chain rule to the arguments ---------------------------------------//

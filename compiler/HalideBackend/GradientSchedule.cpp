@@ -1,5 +1,8 @@
 //===- GradientSchedule.cpp - The schedule of NAME_backward ---------------===//
 //
+// The single pass: one parallel task per (row chunk, row group, batch row);
+// per key block, per query tile of the chunk, the tile as below, then its
+// three sums, each a micro-kernel of 4 keys or rows x 2 vectors of d.
 // The key pass: one parallel task per (key block, KV head, batch row); per
 // query tile of the block it computes the tile's transposed rows, Q.K^T and
 // dO.V^T (2 vectors of rows x 4 keys in registers), P and dS (vectorized
@@ -28,15 +31,22 @@ std::vector<RVar> rvarsOf(const Func &fn) {
 
 /// One tile's Funcs computed at `level` (a pass's loop over tiles).
 void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
-                  LoopLevel level, int vec) {
+                  LoopLevel level, int vec, bool rowsAtRoot = false) {
   // Pure definitions of tile Funcs may compute a few rows or keys past the
   // tile (their reads are clamped): no tail code; updates must guard.
   const TailStrategy round = TailStrategy::RoundUp, guard = TailStrategy::GuardWithIf;
   Var i = f.i, j = f.j, ii = f.ii, jj = f.jj;
   // (The output pass's tile has no dP and dS.)
-  for (Func rowsT : {t.qT, t.doT})
-    if (rowsT.defined())
+  // The single pass visits a query tile once per key block: its rows are
+  // transposed once per call instead.
+  for (Func rowsT : {t.qT, t.doT}) {
+    if (!rowsT.defined())
+      continue;
+    if (rowsAtRoot)
+      rowsT.compute_root().vectorize(i, vec, round).parallel(rowsT.args()[2]);
+    else
       rowsT.compute_at(level).vectorize(i, vec, round);
+  }
   // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
   // registers across the sum along d.
   for (Func product : {t.qk, t.dp}) {
@@ -79,6 +89,31 @@ void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int r
       .parallel(t2);
 }
 
+/// The single pass's sums: the tile's three sums unrolled under the tile
+/// loop, each with `d` in 2 vectors and 4 keys or rows of v unrolled around
+/// the reduction u; the task's (chunk, row group, batch row) in parallel.
+void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
+  AlgorithmFuncs::Gradients &g = f.grad;
+  const TailStrategy guard = TailStrategy::GuardWithIf;
+  Var d = f.d, h = f.h, b = f.b;
+  Var dO("dO"), dI("dI"), dM("dM"), dV("dV"), t1("t1"), t2("t2");
+  RVar u = g.pairs[0], v = g.pairs[1], which = g.pairs[2], y = g.pairs[3], kb = g.pairs[4];
+  RVar vO("vO"), vI("vI");
+  g.sums.compute_root().vectorize(d, vec, guard).parallel(h);
+  g.sums.update()
+      .split(d, dO, dI, 2 * vec, guard)
+      .split(dI, dM, dV, vec, guard)
+      .split(v, vO, vI, 4, guard)
+      .reorder({dV, dM, vI, u, dO, vO, which, y, kb, g.chunk, h, b})
+      .vectorize(dV)
+      .unroll(dM)
+      .unroll(vI)
+      .unroll(which)
+      .fuse(g.chunk, h, t1)
+      .fuse(t1, b, t2)
+      .parallel(t2);
+}
+
 } // namespace
 
 void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
@@ -93,7 +128,8 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
     row.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   g.rowDot.update().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
   // Scores' per-row inputs computed once (general's q W, cosine's norms).
-  for (Func rows : {f.qHoist, f.kHoist, f.qNormSq, f.kNormSq, f.kUnit}) {
+  // (The scaled queries too: dK's sums read them per key.)
+  for (Func rows : {f.qs, f.qHoist, f.kHoist, f.qNormSq, f.kNormSq, f.kUnit}) {
     if (!rows.defined())
       continue;
     Var inner = rows.args()[0], outer = rows.args().back();
@@ -102,12 +138,19 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
       rows.update().vectorize(inner, vec, TailStrategy::GuardWithIf).parallel(outer);
   }
 
-  // Key pass: (dK, dV) of a key block, 2 keys x 2 vectors of d x 2 sums.
-  scheduleSum(g.dKV, f.jj, g.rowTiles.x, g.rowTiles.y, {f.kb, f.h, f.b}, 2, vec);
-  scheduleTile(f, g.keyTile, LoopLevel(g.dKV, g.rowTiles.y), vec);
-  // Query pass: dQ of a query tile, 4 rows x 2 vectors of d.
-  scheduleSum(g.dQ, f.ii, g.keyBlocks.x, g.keyBlocks.y, {f.qt, f.h, f.b}, 4, vec);
-  scheduleTile(f, g.queryTile, LoopLevel(g.dQ, g.keyBlocks.y), vec);
+  if (g.singlePass) {
+    scheduleSinglePass(f, vec);
+    g.dKV.compute_root().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.kb);
+    g.dKV.update().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.kb);
+    scheduleTile(f, g.keyTile, LoopLevel(g.sums, g.pairs[3]), vec, /*rowsAtRoot=*/true);
+  } else {
+    // Key pass: (dK, dV) of a key block, 2 keys x 2 vectors of d x 2 sums.
+    scheduleSum(g.dKV, f.jj, g.rowTiles.x, g.rowTiles.y, {f.kb, f.h, f.b}, 2, vec);
+    scheduleTile(f, g.keyTile, LoopLevel(g.dKV, g.rowTiles.y), vec);
+    // Query pass: dQ of a query tile, 4 rows x 2 vectors of d.
+    scheduleSum(g.dQ, f.ii, g.keyBlocks.x, g.keyBlocks.y, {f.qt, f.h, f.b}, 4, vec);
+    scheduleTile(f, g.queryTile, LoopLevel(g.dQ, g.keyBlocks.y), vec);
+  }
 
   // With an output projection: O recomputed per query tile, like dQ.
   if (g.oRows.defined()) {
@@ -133,6 +176,15 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   }
   for (Func out : f.outputs)
     scheduleOutput(out, vec);
+  if (g.singlePass) {
+    const int64_t *chunks = Internal::as_const_int(g.chunks);
+    notes.push_back("backward: one pass (" +
+                    (chunks ? std::to_string(*chunks) : std::string("1-8")) +
+                    " row chunks, KV head, batch) parallel > key blocks > query tiles > Q.K^T, "
+                    "dO.V^T, P, dS per tile > dK, dV, dQ += (4 keys or rows x 2 vectors)");
+    notes.push_back("backward: the chunks' (dK, dV) partials added per key block, parallel");
+    return;
+  }
   notes.push_back("backward: key pass (key block, KV head, batch) parallel > query tiles > "
                   "Q.K^T, dO.V^T, P, dS per tile > dK, dV += (2 keys x 2 vectors)");
   notes.push_back("backward: query pass (query tile, KV head, batch) parallel > key blocks > "

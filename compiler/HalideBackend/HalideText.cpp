@@ -97,7 +97,7 @@ std::string capturedLoopNest(const AlgorithmFuncs &funcs) {
 /// (a custom score's derivative shows in ds), the outputs.
 static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
   const AlgorithmFuncs::Gradients &g = f.grad;
-  RVarBounds bounds = boundsOf({f.rd, g.rowTiles, g.keyBlocks, g.outputBlocks});
+  RVarBounds bounds = boundsOf({f.rd, g.rowTiles, g.keyBlocks, g.outputBlocks, g.pairs});
   os << "// tiles of " << f.tileQ << " rows x " << f.blockK << " keys\n";
   printFunc(os, g.rowLse, bounds);
   for (const Func &fn : g.products) // d_attn first: the output projection's
@@ -106,7 +106,7 @@ static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
   for (const AlgorithmFuncs::Gradients::Tile *t : {&g.outputTile, &g.keyTile, &g.queryTile})
     for (Func fn : {t->qk, t->dp, t->p, t->ds})
       printFunc(os, fn, bounds);
-  for (Func fn : {g.oRows, g.rowDot, g.dKV, g.dQ})
+  for (Func fn : {g.oRows, g.rowDot, g.sums, g.dKV, g.dQ})
     printFunc(os, fn, bounds);
   for (const Func &fn : g.chain)
     printFunc(os, fn, bounds);
@@ -125,7 +125,8 @@ static void printGradients(std::ostream &os, const AlgorithmFuncs &f) {
 std::string printHalide(const AlgorithmFuncs &f) {
   std::ostringstream os;
   if (f.isBackward())
-    os << "// kernel " << f.name << ": gradients, FlashAttention-2's backward in two passes\n";
+    os << "// kernel " << f.name << ": gradients, FlashAttention-2's backward in "
+       << (f.grad.singlePass ? "one pass" : "two passes") << "\n";
   else
     os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
        << " keys for query tiles of " << f.tileQ << " rows\n";
