@@ -133,8 +133,9 @@ struct AlgorithmFuncs {
     /// (i, h, b): D_i = rowsum(dO * O) of the attention's output O and its
     /// gradient dO, and lse (non-finite values made +huge).
     Halide::Func rowDot = exactFunc("row_dot"), rowLse = exactFunc("row_lse");
-    /// One tile of a pass: scores' reduction and dO.V^T (j, r, hb, b), then
-    /// P and dS (jj, ii, qt, kb, hb, b); rows and d_out rows transposed.
+    /// One tile of a pass: scores' reduction and dO.V^T (j, ii, qt, hb, b),
+    /// then P and dS (jj, ii, qt, kb, hb, b); rows and d_out rows transposed
+    /// (ii, d, qt, hb, b).
     struct Tile {
       Halide::Func qk, dp, p, ds, qT, doT;
     } keyTile, queryTile, outputTile;

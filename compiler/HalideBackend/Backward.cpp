@@ -175,27 +175,28 @@ private:
     AlgorithmFuncs::Gradients::Tile t{exactFunc("qk" + suffix),  exactFunc("dp" + suffix),
                                       exactFunc("p" + suffix),   exactFunc("ds" + suffix),
                                       exactFunc("q_t" + suffix), exactFunc("d_out_t" + suffix)};
-    Var d = f.d, i = f.i, j = f.j, h = f.h, b = f.b;
+    Var d = f.d, j = f.j, h = f.h, b = f.b;
     Var jj = f.jj, ii = f.ii, qt = f.qt, kb = f.kb;
-    // Rows transposed per tile (row innermost), so the products run over
-    // vectors of rows.
-    t.doT(i, d, h, b) = doutIn(d, queryOf(i), headOf(i, h), b);
+    Expr r = qt * f.tileQ + ii, key = kb * f.blockK + jj;
+    // Rows transposed per tile (row innermost, a tile's rows contiguous), so
+    // the products run over vectors of rows.
+    t.doT(ii, d, qt, h, b) = doutIn(d, queryOf(r), headOf(r, h), b);
     // The score's reduction (q . k per key and row, or the additive MLP's
-    // sum over hidden units) and dO . V^T, both (j, r, hb, b), reading the
-    // KV head of row group hb.
-    t.qk(j, i, h, b) = 0.0f;
+    // sum over hidden units) and dO . V^T, both (j, ii, qt, hb, b), reading
+    // the KV head of row group hb.
+    t.qk(j, ii, qt, h, b) = 0.0f;
     if (additive()) {
-      t.qT(i, d, h, b) = f.qHoist(d, i, h, b);
-      t.qk(j, i, h, b) += wv(f.rd) * approxTanh(t.qT(i, f.rd, h, b) + f.kHoist(f.rd, j, kvOf(h), b));
+      t.qT(ii, d, qt, h, b) = f.qHoist(d, r, h, b);
+      t.qk(j, ii, qt, h, b) +=
+          wv(f.rd) * approxTanh(t.qT(ii, f.rd, qt, h, b) + f.kHoist(f.rd, j, kvOf(h), b));
     } else {
-      t.qT(i, d, h, b) = f.qRow(d, i, h, b);
-      t.qk(j, i, h, b) += t.qT(i, f.rd, h, b) * kKey(f.rd, j, kvOf(h), b);
+      t.qT(ii, d, qt, h, b) = f.qRow(d, r, h, b);
+      t.qk(j, ii, qt, h, b) += t.qT(ii, f.rd, qt, h, b) * kKey(f.rd, j, kvOf(h), b);
     }
 
-    Expr r = qt * f.tileQ + ii, key = kb * f.blockK + jj;
     Expr query = queryOf(r), head = headOf(r, h);
     ExprEnv env = in.env(query, key, head, b);
-    ScoreParts parts = finishScore(f, config, env, t.qk(key, r, h, b), /*withSlope=*/true);
+    ScoreParts parts = finishScore(f, config, env, t.qk(key, ii, qt, h, b), /*withSlope=*/true);
     MaskParts mask = in.mask(env);
     Expr visible = r < rows && in.keyExists(query, key) && mask.visible;
     Expr row = min(query, f.Lq - 1);
@@ -204,10 +205,10 @@ private:
     if (!withGradients)
       return t;
     RDom rv(0, f.Dv, "rv" + suffix);
-    t.dp(j, i, h, b) = 0.0f;
-    t.dp(j, i, h, b) += t.doT(i, rv, h, b) * f.vIn(rv, j, kvOf(h), b);
+    t.dp(j, ii, qt, h, b) = 0.0f;
+    t.dp(j, ii, qt, h, b) += t.doT(ii, rv, qt, h, b) * f.vIn(rv, j, kvOf(h), b);
     Expr p = t.p(jj, ii, qt, kb, h, b);
-    t.ds(jj, ii, qt, kb, h, b) = p * (t.dp(key, r, h, b) - g.rowDot(row, head, b)) * parts.slope;
+    t.ds(jj, ii, qt, kb, h, b) = p * (t.dp(key, ii, qt, h, b) - g.rowDot(row, head, b)) * parts.slope;
     return t;
   }
 
@@ -459,7 +460,7 @@ private:
     Expr row = r[3] * f.tileQ + r[1], key = r[2] * f.blockK + r[0];
     Expr query = queryOf(row), head = headOf(row, r[4]), b = r[5];
     ExprEnv env = in.env(query, key, head, b);
-    Expr raw = s.tile.qk(key, row, r[4], b);
+    Expr raw = s.tile.qk(key, r[1], r[3], r[4], b);
     ScoreParts parts = finishScore(f, config, env, raw, /*withSlope=*/true);
     env.dot = raw;
     std::vector<InputRead> reads;
@@ -469,7 +470,7 @@ private:
     const InputRead &read = reads.at(k);
     // dL/dS of the pair (0 where masked: P is), times d S / d read.
     Expr dScore = s.tile.p(r[0], r[1], r[3], r[2], r[4], b) *
-                  (s.tile.dp(key, row, r[4], b) - g.rowDot(min(query, f.Lq - 1), head, b));
+                  (s.tile.dp(key, r[1], r[3], r[4], b) - g.rowDot(min(query, f.Lq - 1), head, b));
     Expr slope = inScore ? read.slope * parts.post : read.slope;
     // The element the clamped read saw.
     const std::vector<Expr> &extents = env.inputExtents.at(input.name);

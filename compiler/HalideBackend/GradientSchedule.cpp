@@ -35,17 +35,16 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
   // Pure definitions of tile Funcs may compute a few rows or keys past the
   // tile (their reads are clamped): no tail code; updates must guard.
   const TailStrategy round = TailStrategy::RoundUp, guard = TailStrategy::GuardWithIf;
-  Var i = f.i, j = f.j, ii = f.ii, jj = f.jj;
-  // (The output pass's tile has no dP and dS.)
-  // The single pass visits a query tile once per key block: its rows are
-  // transposed once per call instead.
+  Var j = f.j, ii = f.ii, jj = f.jj;
+  // (The output pass's tile has no dP and dS.) The single pass visits a
+  // query tile once per key block: its rows are transposed once per call.
   for (Func rowsT : {t.qT, t.doT}) {
     if (!rowsT.defined())
       continue;
     if (rowsAtRoot)
-      rowsT.compute_root().vectorize(i, vec, round).parallel(rowsT.args()[2]);
+      rowsT.compute_root().vectorize(ii, vec, round).parallel(f.h);
     else
-      rowsT.compute_at(level).vectorize(i, vec, round);
+      rowsT.compute_at(level).vectorize(ii, vec, round);
   }
   // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
   // registers across the sum along d.
@@ -53,10 +52,10 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
     if (!product.defined())
       continue;
     Var jO("jO"), jI("jI"), iO("iO"), iI("iI"), iM("iM"), iV("iV");
-    product.compute_at(level).reorder_storage(i, j).vectorize(i, vec, round);
+    product.compute_at(level).reorder_storage(ii, j).vectorize(ii, vec, round);
     Stage update = product.update();
     update.split(j, jO, jI, 4, guard)
-        .split(i, iO, iI, 2 * vec, guard)
+        .split(ii, iO, iI, 2 * vec, guard)
         .split(iI, iM, iV, vec, guard)
         .reorder({iV, iM, jI, rvarsOf(product)[0], iO, jO})
         .vectorize(iV)
