@@ -30,7 +30,7 @@ def source(n, causal):
             "outputs = out, lse; backward = true }\n" % (H, D, n, "mask = causal; " if causal else ""))
 
 
-def median_time(fn, runs=5):
+def median_time(fn, runs=9):
     fn()
     times = []
     for _ in range(runs):
