@@ -6,8 +6,9 @@
 # the run's threads); FLOPs of a backward are counted as 2.5x the forward's
 # (FlashAttention-2's convention: the forward's 4 N^2 D H per head over the
 # visible pairs). Then the peak memory of one backward call at N=8192 in a
-# fresh process beyond the tensors themselves (peak RSS after the call minus
-# peak RSS with every argument allocated and touched). Writes
+# fresh process that ran no forward (the runtime keeps a forward's freed
+# buffers for reuse) beyond the tensors themselves (peak RSS after the call
+# minus peak RSS with every argument loaded and touched). Writes
 # RESULTS/backward.json; report.py adds it to the table.
 # Usage: backward.py RESULTS_DIR BUILD_DIR
 #
@@ -82,12 +83,11 @@ def torch_row(torch, tensors, causal):
 
 
 MEMORY_CHILD = r"""
-import resource, sys, numpy as np, attnc
-n, H, D = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import os, sys, numpy as np, attnc
+folder = sys.argv[1]
 lib = attnc.compile(sys.stdin.read())
-rng = np.random.default_rng(2)
-q, k, v, d_out = (rng.standard_normal((1, H, n, D)).astype(np.float32) for _ in range(4))
-out, lse = lib.bw(q, k, v)
+q, k, v, d_out, out, lse = (np.load(os.path.join(folder, n + ".npy"))
+                            for n in ("q", "k", "v", "d_out", "out", "lse"))
 d_q, d_k, d_v = (np.ones_like(x) for x in (q, k, v))  # touched: resident before the call
 def peak_kib():
     with open("/proc/self/status") as f:
@@ -98,11 +98,22 @@ print(before, peak_kib())
 """
 
 
-def memory_row(build):
+def memory_row(attnc, results_dir, build):
+    """Peak RSS of one backward call beyond its arguments, in a process that
+    ran no forward (whose freed buffers the runtime keeps for reuse)."""
+    folder = os.path.join(results_dir, "work", "backward_memory")
+    os.makedirs(folder, exist_ok=True)
+    src = source(MEMORY_N, True)
+    lib = attnc.compile(src)
+    rng = np.random.default_rng(2)
+    q, k, v, d_out = (rng.standard_normal((1, H, MEMORY_N, D)).astype(np.float32)
+                      for _ in range(4))
+    out, lse = lib.bw(q, k, v)
+    for name, x in (("q", q), ("k", k), ("v", v), ("d_out", d_out), ("out", out), ("lse", lse)):
+        np.save(os.path.join(folder, name + ".npy"), x)
     env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"))
-    result = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(MEMORY_N), str(H), str(D)],
-                            input=source(MEMORY_N, True), capture_output=True, text=True,
-                            env=env, check=True)
+    result = subprocess.run([sys.executable, "-c", MEMORY_CHILD, folder], input=src,
+                            capture_output=True, text=True, env=env, check=True)
     before, after = (int(x) for x in result.stdout.split())
     return (after - before) / 1024.0
 
@@ -130,7 +141,7 @@ def main():
         if torch is not None:
             row["torch_backward_s"], row["torch_max_err"] = torch_row(torch, tensors, causal)
         rows.append(row)
-    memory = {"N": MEMORY_N, "H": H, "D": D, "causal": True, "extra_mib": memory_row(build)}
+    memory = {"N": MEMORY_N, "H": H, "D": D, "causal": True, "extra_mib": memory_row(attnc, results_dir, build)}
     with open(os.path.join(results_dir, "backward.json"), "w") as f:
         json.dump({"rows": rows, "memory": memory}, f, indent=1)
     return 0
