@@ -456,6 +456,7 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
   Stage pvUpdate = f.blockPV.update();
   std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors, p.pvChunk);
   pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
+
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
                   " values, d vectorized, rows unrolled");
@@ -527,14 +528,20 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
     } else {
       RVar rdo("rdo"), rdi("rdi");
       Var u("u");
+      // Per key, the lanes of every row's dot product at once: each K vector
+      // loaded serves all rows of the tile (GQA's query heads).
       f.qk.compute_at(f.state, f.rk).vectorize(j, vec, TailStrategy::GuardWithIf);
       Func lanes = f.qk.update().split(f.rd.x, rdo, rdi, vec).rfactor(rdi, u);
       f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
-      lanes.compute_at(f.qk, i).vectorize(u);
-      lanes.update().vectorize(u);
+      std::vector<Var> laneStorage = lanes.args(); // rfactor appends u: store it innermost
+      laneStorage.erase(std::find_if(laneStorage.begin(), laneStorage.end(),
+                                     [&](const Var &v) { return v.same_as(u); }));
+      laneStorage.insert(laneStorage.begin(), u);
+      lanes.compute_at(f.qk, j).reorder_storage(laneStorage).vectorize(u);
+      lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
-                      std::to_string(vec) + "-lane dot product along d (rfactor) and one "
-                      "horizontal sum");
+                      std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
+                      "lanes at once) and one horizontal sum");
     }
   }
   notes.push_back("block_score, block_max, block_exp, block_sum: compute_at softmax_state.rk "
