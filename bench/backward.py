@@ -141,7 +141,8 @@ def main():
         if torch is not None:
             row["torch_backward_s"], row["torch_max_err"] = torch_row(torch, tensors, causal)
         rows.append(row)
-    memory = {"N": MEMORY_N, "H": H, "D": D, "causal": True, "extra_mib": memory_row(attnc, results_dir, build)}
+    memory = {"N": MEMORY_N, "H": H, "D": D, "causal": True,
+              "extra_mib": memory_row(attnc, results_dir, build)}
     with open(os.path.join(results_dir, "backward.json"), "w") as f:
         json.dump({"rows": rows, "memory": memory}, f, indent=1)
     return 0

@@ -91,6 +91,7 @@ void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int r
 /// The single pass's sums: the tile's three sums unrolled under the tile
 /// loop, each with `d` in 2 vectors and 4 keys or rows of v unrolled around
 /// the reduction u; the task's (chunk, row group, batch row) in parallel.
+/// Then the chunks' (dK, dV) partials added, key blocks in parallel.
 void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
   AlgorithmFuncs::Gradients &g = f.grad;
   const TailStrategy guard = TailStrategy::GuardWithIf;
@@ -111,6 +112,8 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
       .fuse(g.chunk, h, t1)
       .fuse(t1, b, t2)
       .parallel(t2);
+  g.dKV.compute_root().vectorize(d, vec, guard).parallel(f.kb);
+  g.dKV.update().vectorize(d, vec, guard).parallel(f.kb);
 }
 
 } // namespace
@@ -139,8 +142,6 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
 
   if (g.singlePass) {
     scheduleSinglePass(f, vec);
-    g.dKV.compute_root().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.kb);
-    g.dKV.update().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.kb);
     scheduleTile(f, g.keyTile, LoopLevel(g.sums, g.pairs[3]), vec, /*rowsAtRoot=*/true);
   } else {
     // Key pass: (dK, dV) of a key block, 2 keys x 2 vectors of d x 2 sums.

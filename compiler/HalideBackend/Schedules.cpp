@@ -456,7 +456,6 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
   Stage pvUpdate = f.blockPV.update();
   std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors, p.pvChunk);
   pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
-
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
                   " values, d vectorized, rows unrolled");
