@@ -35,6 +35,8 @@ const char *commandLineUsage() {
                         --emit=runtime, or libattnc_halide_runtime, once per app)
   --schedule=S          tuned (default), simple, or auto (Halide autoscheduler)
   -D FIELD=VALUE        override a field of every selected kernel
+  --time-stages         print the CPU and wall seconds of each compile stage
+                        (frontend, MLIR, Halide, LLVM, link) to stderr
   --version, --help
 )";
 }
@@ -107,6 +109,8 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
       result.version = true;
     } else if (arg == "--no-runtime") {
       options.backend.withRuntime = false;
+    } else if (arg == "--time-stages") {
+      options.timeStages = true;
     } else if (arg == "-o") {
       if (i + 1 >= args.size()) {
         error = "-o needs a file name";

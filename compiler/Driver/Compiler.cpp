@@ -22,6 +22,7 @@
 #include "compiler/Pipeline/Pipeline.h"
 #include "compiler/Support/EnvironmentError.h"
 #include "compiler/Support/OutputFiles.h"
+#include "compiler/Support/StageTimes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -37,6 +38,7 @@
 #include <fstream>
 #include <functional>
 #include <new>
+#include <optional>
 #include <sstream>
 
 namespace attnc {
@@ -117,10 +119,15 @@ public:
         return UsageError;
       return ok ? Success : InputError;
     }
-    std::optional<ModuleAST> ast = parseModule(diag);
-    if (!ast)
-      return InputError;
-    std::vector<KernelSpec> specs = analyzeModule(*ast, options.frontend, diag);
+    std::optional<ModuleAST> ast;
+    std::vector<KernelSpec> specs;
+    {
+      StageTimer timer("frontend");
+      ast = parseModule(diag);
+      if (!ast)
+        return InputError;
+      specs = analyzeModule(*ast, options.frontend, diag);
+    }
     if (diag.errorCount())
       return InputError;
     if (options.emit == EmitStage::AST) {
@@ -183,6 +190,8 @@ private:
   /// From the module `makeModule` builds (null after reporting an error) on.
   ExitCode lower(
       const std::function<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &)> &makeModule) {
+    std::optional<StageTimer> timer;
+    timer.emplace("MLIR generation");
     mlir::MLIRContext context;
     mlir::DialectRegistry registry;
     registerAttncDialects(registry);
@@ -199,6 +208,7 @@ private:
     if (options.emit == EmitStage::MLIR)
       return printModule(*module);
 
+    timer.emplace("attn passes");
     mlir::PassManager pm(&context);
     buildDefaultPipeline(pm);
     if (mlir::failed(pm.run(*module))) {
@@ -211,9 +221,11 @@ private:
     if (options.emit == EmitStage::MLIROpt)
       return printModule(*module);
 
+    timer.emplace("attn to Halide");
     std::vector<halide_backend::AttentionConfig> configs;
     if (mlir::failed(convertAttnToHalide(*module, configs)))
       return fromIR ? InputError : InternalError;
+    timer.reset();
     return emitBackend(configs);
   }
 
@@ -309,8 +321,14 @@ std::vector<std::string> outputFiles(const CompileOptions &options) {
 
 ExitCode compileSource(const std::string &source, const CompileOptions &options,
                        std::ostream &errs) {
+  std::optional<StageTimes> times;
+  if (options.timeStages)
+    times.emplace();
   try {
-    return Compilation(source, options, errs).run();
+    ExitCode code = Compilation(source, options, errs).run();
+    if (times)
+      errs << times->report();
+    return code;
   } catch (const std::bad_alloc &) {
     // Not a bug and not the input's fault: the memory limit of the machine
     // or of `ulimit -v` (docs/tools.md §2: environment, exit 2).

@@ -29,6 +29,7 @@ struct CompileOptions {
   FrontendOptions frontend;
   halide_backend::EmitOptions backend;
   bool writeHeader = true; // -o also writes NAME.h beside the artifact
+  bool timeStages = false;  // --time-stages: print each stage's CPU and wall time
 };
 
 /// Exit codes of attnc (docs/tools.md §2). 2 covers the command line and

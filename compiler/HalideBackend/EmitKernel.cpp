@@ -19,6 +19,7 @@
 #include "compiler/HalideBackend/TargetDispatch.h"
 #include "compiler/Support/EnvironmentError.h"
 #include "compiler/Support/OutputFiles.h"
+#include "compiler/Support/StageTimes.h"
 #include "compiler/Support/Subprocess.h"
 #include "compiler/Support/TempFiles.h"
 
@@ -33,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -112,18 +114,28 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
     if (!names.insert(config.name).second)
       throw BackendError("two kernels are named '" + config.name + "'");
     result.configs.push_back(&config);
-    AlgorithmFuncs funcs = buildAlgorithm(config);
-    applySchedule(funcs, config, options.schedule, target);
-    if (lower)
-      modules.push_back(funcs.pipeline().compile_to_module(funcs.arguments(), config.name, target));
-    result.funcs.push_back(std::move(funcs));
+    std::optional<AlgorithmFuncs> funcs;
+    {
+      StageTimer timer("Halide algorithm, schedule");
+      funcs.emplace(buildAlgorithm(config));
+      applySchedule(*funcs, config, options.schedule, target);
+    }
+    if (lower) {
+      StageTimer timer("Halide lowering");
+      modules.push_back(
+          funcs->pipeline().compile_to_module(funcs->arguments(), config.name, target));
+    }
+    result.funcs.push_back(std::move(*funcs));
   }
-  if (lower)
+  if (lower) {
+    StageTimer timer("Halide lowering");
     result.module = modules.size() == 1 ? modules[0] : link_modules(configs[0].name, modules);
+  }
   return result;
 }
 
 std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMContext &ctx) {
+  StageTimer timer("LLVM IR, optimisation");
   std::unique_ptr<llvm::Module> module = compile_module_to_llvm_module(kernels.module, ctx);
   if (!module)
     throw BackendError("Halide produced no LLVM module");
@@ -146,6 +158,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
   for (const Target &target : targets) {
     CompiledKernels kernels =
         compileKernels(configs, options, target.with_feature(Target::NoRuntime), true);
+    StageTimer timer("LLVM IR, optimisation");
     variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
@@ -153,6 +166,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
   }
   // An empty Halide module: the runtime (unless no_runtime) and the flags of
   // the baseline target, which the object writer's target machine reads.
+  StageTimer timer("LLVM IR, optimisation");
   std::unique_ptr<llvm::Module> module =
       compile_module_to_llvm_module(Halide::Module("attnc_dispatch", baselineOf(targets[0])), ctx);
   std::vector<std::string> names;
@@ -169,6 +183,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
 }
 
 std::string objectCode(llvm::Module &module) {
+  StageTimer timer("LLVM code generation");
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   compile_llvm_module_to_object(module, os);
@@ -190,16 +205,19 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   Target target = targets[0];
 
   switch (artifact) {
-  case Artifact::RuntimeObject:
+  case Artifact::RuntimeObject: {
     // Built for the baseline ISA: kernels of every variant share it.
+    StageTimer timer("Halide runtime");
     compile_standalone_runtime(path, baselineOf(target).without_feature(Target::NoRuntime));
     return;
+  }
   case Artifact::Header: {
     std::vector<const AttentionConfig *> list;
     for (const AttentionConfig &c : configs)
       list.push_back(&c);
     if (list.empty())
       throw BackendError("no kernel to declare");
+    StageTimer timer("header");
     writeOutput(path, writeHeader(list, path == "-" ? configs[0].name : baseName(path)));
     return;
   }
@@ -247,6 +265,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   case Artifact::Assembly: {
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream os(buffer);
+    StageTimer timer("LLVM code generation");
     compile_llvm_module_to_assembly(*module, os);
     writeOutput(path, std::string(buffer.data(), buffer.size()));
     return;
@@ -258,6 +277,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     TempFile object(".o");
     writeOutput(object.path(), objectCode(*module));
     std::remove(path.c_str()); // create_static_library appends otherwise
+    StageTimer timer("link");
     create_static_library({object.path()}, target, path);
     return;
   }
@@ -276,6 +296,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     }
     for (const char *lib : {"-lpthread", "-ldl", "-lm"})
       command.push_back(lib);
+    StageTimer timer("link");
     runCCompiler(command, "link the shared library '" + path + "'");
     return;
   }
