@@ -105,6 +105,9 @@ struct MaskInputs {
   ParamLookup param;
   const PackedSequences *packed = nullptr; // batch = packed
   Halide::Func cacheLen; // KV caches: (b) -> cache_len[b]; undefined without
+  /// A union's groups to use: every one (both -1), one alone, or all but one
+  /// (the sink prefix of AttentionAlgorithm.cpp).
+  int onlyGroup = -1, skipGroup = -1;
 };
 
 struct MaskParts {

@@ -608,9 +608,11 @@ private:
     return clampedInputs[name] = ClampedInput{clamped, extents};
   }
 
-  MaskParts masksFor(const ExprEnv &env) {
+  MaskParts masksFor(const ExprEnv &env, int onlyGroup = -1, int skipGroup = -1) {
     MaskInputs in{f, config, [this](const std::string &n) { return param(n); },
                   packed ? &*packed : nullptr, f.cacheLen};
+    in.onlyGroup = onlyGroup;
+    in.skipGroup = skipGroup;
     return buildMask(in, env);
   }
 
@@ -640,7 +642,8 @@ private:
     defineScoreReduction(f, config, f.qk, /*blockRows=*/true);
     ExprEnv env = makeEnv(iA, jA, hA, f.b);
     ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
-    MaskParts mask = masksFor(env);
+    auto [sinkGroup, sinkKeys] = sinkPrefix();
+    MaskParts mask = masksFor(env, -1, sinkGroup); // without the sink group, if split off
     // Packed: keys of the query's own sequence only (which are < Tk).
     // A cached sequence has cache_len[b] + Lq keys.
     Expr keys = f.cacheLen.defined() ? f.cacheLen(f.b) + f.Lq : f.Lk;
@@ -676,6 +679,68 @@ private:
       Expr exists = f.kb * f.blockK < keys;
       keyBlockPredicate = keyBlockPredicate.defined() ? keyBlockPredicate && exists : exists;
     }
+    if (sinkGroup >= 0)
+      makeSinkPrefix(sinkGroup, sinkKeys);
+  }
+
+  /// The mask union's group that is split off as the state's start (see
+  /// AlgorithmFuncs::sinkScore) and its S, or (-1, 0): a group of sink(S),
+  /// alone or with causal, with S at most half a key block, in a union of
+  /// plain rows (not packed, no cache) with one key chunk.
+  std::pair<int, int> sinkPrefix() const {
+    const std::vector<std::vector<int>> &groups = spec.maskGroups;
+    if (groups.size() < 2 || packed || f.cacheLen.defined() || f.splits != 1)
+      return {-1, 0};
+    int found = -1;
+    int64_t keys = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      int64_t sinks = -1;
+      bool sinksAndCausalOnly = true;
+      for (int n : groups[g]) {
+        const MaskTermDesc &term = spec.masks.at((size_t)n);
+        if (term.kind == MaskKind::Sink)
+          sinks = sinks < 0 ? term.width : std::min(sinks, term.width);
+        else if (term.kind != MaskKind::Causal)
+          sinksAndCausalOnly = false;
+      }
+      if (sinks < 0 || !sinksAndCausalOnly)
+        continue;
+      if (found >= 0)
+        return {-1, 0}; // two sink groups: keep the plain union
+      found = (int)g;
+      keys = sinks;
+    }
+    if (found < 0 || keys <= 0 || keys > f.blockK / 2)
+      return {-1, 0};
+    return {found, (int)keys};
+  }
+
+  /// Keys [0, S) of the sink group that the other groups do not see, as one
+  /// small block per query tile: its max, sum and P.V in the units of a key
+  /// block (pScale), which the state starts from.
+  void makeSinkPrefix(int group, int sinkKeys) {
+    Expr P = Expr((int32_t)f.groupP);
+    Expr rA = f.qt * f.tileQ + f.ii;
+    Expr iA = rA / P, hA = f.h * P + rA % P;
+    defineScoreReduction(f, config, f.sinkQk, /*blockRows=*/true);
+    ExprEnv env = makeEnv(iA, f.sk, hA, f.b);
+    ScoreParts parts = finishScore(f, config, env, f.sinkQk(f.sk, rA, f.h, f.b));
+    Expr visible = f.sk < f.Lk && masksFor(env, group, -1).visible &&
+                   !masksFor(env, -1, group).visible;
+    f.sinkScore(f.sk, f.ii, f.qt, f.h, f.b) = select(visible, parts.score, kMaskedScore);
+    f.rsk = RDom(0, sinkKeys, "rsk");
+    f.sinkMax(f.ii, f.qt, f.h, f.b) = kMaskedScore;
+    f.sinkMax(f.ii, f.qt, f.h, f.b) =
+        max(f.sinkMax(f.ii, f.qt, f.h, f.b), f.sinkScore(f.rsk, f.ii, f.qt, f.h, f.b));
+    Expr s = f.sinkScore(f.sk, f.ii, f.qt, f.h, f.b);
+    Expr shift = f.sinkMax(f.ii, f.qt, f.h, f.b) - std::log(pScale);
+    f.sinkExp(f.sk, f.ii, f.qt, f.h, f.b) =
+        select(s > kMaskedThreshold, clampedExp(s - shift), 0.0f);
+    Expr p = f.sinkExp(f.rsk, f.ii, f.qt, f.h, f.b);
+    f.sinkSum(f.ii, f.qt, f.h, f.b) = 0.0f;
+    f.sinkSum(f.ii, f.qt, f.h, f.b) += p;
+    f.sinkPV(f.d, f.ii, f.qt, f.h, f.b) = 0.0f;
+    f.sinkPV(f.d, f.ii, f.qt, f.h, f.b) += p * f.vIn(f.d, f.rsk, kvHeadOf(f.h), f.b);
   }
 
   Expr keyBlockPredicate;
@@ -737,7 +802,13 @@ private:
     }
     if (pred.defined())
       f.rk.where(pred);
-    f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
+    // The sink prefix (one chunk only) is where the state starts; a row that
+    // sees none of it starts from the empty state, as without one.
+    if (f.hasSinkPrefix())
+      f.state(d, ii, qt, s, h, b) =
+          Tuple(f.sinkMax(ii, qt, h, b), f.sinkSum(ii, qt, h, b), f.sinkPV(d, ii, qt, h, b), 1.0f);
+    else
+      f.state(d, ii, qt, s, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
     f.state(d, ii, qt, s, h, b) =
         absorb(f.state(d, ii, qt, s, h, b), f.blockMax(ii, qt, kbA, h, b),
                f.blockSum(ii, qt, kbA, h, b), f.blockPV(d, ii, qt, kbA, h, b));

@@ -99,6 +99,20 @@ struct AlgorithmFuncs {
   Halide::Func blockExp = exactFunc("block_exp");       // (jj, ii, qt, kb, h, b)
   Halide::Func blockSum = exactFunc("block_sum");       // (ii, qt, kb, h, b)
   Halide::Func blockPV = exactFunc("block_pv");         // (d, ii, qt, kb, h, b)
+  /// A union's sink group (`causal & (window(W) | sink(S))`): keys [0, S)
+  /// that no other group sees, once per query tile (sk < S), as the state's
+  /// starting value; the key blocks then follow the other groups only, so a
+  /// tile far from the start visits no block for its S sinks. Undefined
+  /// when the mask has no such group (AttentionAlgorithm.cpp, sinkGroup).
+  Halide::Func sinkQk = exactFunc("sink_qk");       // (j, i, h, b), j < S
+  Halide::Func sinkScore = exactFunc("sink_score"); // (sk, ii, qt, h, b)
+  Halide::Func sinkMax = exactFunc("sink_max");     // (ii, qt, h, b)
+  Halide::Func sinkExp = exactFunc("sink_exp");     // (sk, ii, qt, h, b)
+  Halide::Func sinkSum = exactFunc("sink_sum");     // (ii, qt, h, b)
+  Halide::Func sinkPV = exactFunc("sink_pv");       // (d, ii, qt, h, b)
+  Halide::Var sk{"sk"};
+  Halide::RDom rsk;
+  bool hasSinkPrefix() const { return sinkScore.defined(); }
   /// Online softmax state over one chunk's key blocks: Tuple(max, sum, acc),
   /// (d, ii, qt, s, h, b).
   Halide::Func state = exactFunc("softmax_state");

@@ -131,11 +131,12 @@ std::string printHalide(const AlgorithmFuncs &f) {
     os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
        << " keys for query tiles of " << f.tileQ << " rows\n";
   os << "// algorithm\n";
-  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk});
+  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk, f.rsk});
   for (const Func &p : f.precomputed)
     printFunc(os, p, bounds);
   for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qk, f.blockScore,
-                  f.blockMax, f.blockExp, f.blockSum, f.blockPV, f.state, f.attn, f.out,
+                  f.blockMax, f.blockExp, f.blockSum, f.blockPV, f.sinkQk, f.sinkScore,
+                  f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV, f.state, f.attn, f.out,
                   f.qkWeights, f.weights, f.lse})
     printFunc(os, fn, bounds);
   if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))

@@ -169,7 +169,10 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   }
   Expr visible, blockVisible;
   bool everyBlock = false;
-  for (const std::vector<int> &group : groups) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if ((in.onlyGroup >= 0 && (int)g != in.onlyGroup) || (int)g == in.skipGroup)
+      continue;
+    const std::vector<int> &group = groups[g];
     Expr groupVisible = Halide::Internal::const_true(), groupBlock;
     for (int n : group) {
       const TermTests &t = terms.at((size_t)n);
@@ -183,6 +186,8 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     else
       blockVisible = blockVisible.defined() ? (blockVisible || groupBlock) : groupBlock;
   }
+  if (!visible.defined()) // every group left out
+    visible = Halide::Internal::const_false();
   if (everyBlock)
     blockVisible = Expr();
 

@@ -292,6 +292,8 @@ struct TunedPlan {
   bool rowVectors = false;
   Var io{"io"};
   bool stateInOutTile = false;
+  /// Where softmax_state is computed: out's task (stateInOutTile) or the root.
+  LoopLevel stateLevel = LoopLevel::root();
   /// The parallel task of a root-level softmax_state (batch, head, key
   /// chunk), when it is one.
   std::optional<LoopLevel> stateTask;
@@ -329,7 +331,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     else
       f.out.fuse(ot, b, oTask);
     f.out.parallel(oTask);
-    f.state.compute_at(f.out, oTask).vectorize(d, vec, TailStrategy::GuardWithIf);
+    p.stateLevel = LoopLevel(f.out, oTask);
+    f.state.compute_at(p.stateLevel).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
     std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors, p.pvChunk);
@@ -372,8 +375,11 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
   // product runs along d (decode; rows innermost made each load of a GQA
   // group's query a strided gather).
   // With `weights` they are also read outside the state's loops: keep them all.
+  // The sink prefix reads them beside the state: one tile's at out's task.
   bool qsShared = f.weights.defined() && f.groupP == 1;
   LoopLevel qLevel = qsShared ? LoopLevel::root() : LoopLevel(f.state, qt);
+  if (!qsShared && f.hasSinkPrefix())
+    qLevel = p.stateLevel;
   if (f.qRow.defined()) {
     f.qRow.compute_at(qLevel);
     if (p.rowVectors)
@@ -402,13 +408,15 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
     // page-faulted in whole before any score reads it.
     // The weights output reads W_k k outside the state tasks: then one root
     // buffer serves both.
-    if (p.stateTask && !f.weights.defined())
+    // So does a sink prefix computed beside a root-level state.
+    const bool perTask = p.stateTask && !f.weights.defined() && !f.hasSinkPrefix();
+    if (perTask)
       scheduleProjectionAt(f.kHoist, *p.stateTask, vec);
     else
       scheduleProjection(f.kHoist, vec);
     notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (4 rows x ") +
                     (vec >= 16 ? "4" : "2") + " vectors), W transposed once; k_hoist " +
-                    (p.stateTask ? "per softmax_state task" : "compute_root"));
+                    (perTask ? "per softmax_state task" : "compute_root"));
   }
 }
 
@@ -547,6 +555,52 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
                   "(tile " + std::to_string(TQ) + " queries x " + std::to_string(BK) + " keys)");
 }
 
+/// The sink prefix of a mask union (AlgorithmFuncs::sinkScore): once per
+/// query tile, where the state starts; Q.K^T over row vectors with S' keys
+/// of it in registers, P.V with a chunk of the value row in registers.
+void scheduleSinkPrefix(AlgorithmFuncs &f, const TunedPlan &p) {
+  if (!f.hasSinkPrefix())
+    return;
+  const int vec = p.vec, sinkKeys = constantOf(f.rsk.x.extent(), 1);
+  Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, i = f.i, j = f.j, sk = f.sk;
+  // Beside the state (its pure stage reads them): per out task, or at the
+  // root with the query tiles in parallel.
+  for (Func fn : {f.sinkQk, f.sinkScore, f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV})
+    fn.compute_at(p.stateLevel);
+  if (!p.stateInOutTile) {
+    f.sinkQk.parallel(b);
+    f.sinkQk.update().parallel(b);
+    for (Func fn : {f.sinkScore, f.sinkExp})
+      fn.parallel(qt);
+    for (Func fn : {f.sinkMax, f.sinkSum, f.sinkPV}) {
+      fn.parallel(qt);
+      fn.update().parallel(qt);
+    }
+  }
+  Var io("io"), iv("iv"), jo("jo"), ji("ji");
+  f.sinkQk.reorder_storage(i, j, h, b).vectorize(i, vec, TailStrategy::GuardWithIf);
+  f.sinkQk.update()
+      .split(j, jo, ji, divisorAtMost(sinkKeys, 8), TailStrategy::GuardWithIf)
+      .split(i, io, iv, vec, TailStrategy::GuardWithIf)
+      .reorder(iv, ji, f.rd, io, jo)
+      .vectorize(iv)
+      .unroll(ji);
+  for (Func fn : {f.sinkScore, f.sinkExp})
+    fn.reorder_storage(ii, sk, qt, h, b).vectorize(ii, vec, TailStrategy::GuardWithIf);
+  for (Func fn : {f.sinkMax, f.sinkSum}) {
+    fn.vectorize(ii, vec, TailStrategy::GuardWithIf);
+    fn.update().reorder(ii, f.rsk).vectorize(ii, vec, TailStrategy::GuardWithIf);
+  }
+  Var dO("dO"), dI("dI");
+  f.sinkPV.vectorize(d, vec, TailStrategy::GuardWithIf);
+  Stage pv = f.sinkPV.update();
+  std::optional<Var> dC = splitValueRegisters(pv, d, dO, dI, vec, p.dVectors, p.pvChunk);
+  pv.reorder(withChunk({dI, dO, f.rsk, ii}, dC, 3));
+  f.scheduleNotes.push_back("sink prefix (" + std::to_string(sinkKeys) +
+                            " keys): computed beside softmax_state (its starting value), rows "
+                            "vectorized; the key blocks skip the sinks");
+}
+
 /// The outputs not computed inside the state's tiles.
 void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
   const int vec = p.vec;
@@ -584,6 +638,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   scheduleKeyValueRows(f, config, p);
   scheduleTunedWeightedSum(f, p);
   scheduleTunedBlocks(f, config, p);
+  scheduleSinkPrefix(f, p);
   scheduleTunedOutputs(f, p);
 }
 
@@ -604,12 +659,21 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Targ
     f.merged.compute_root();
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
     fn.compute_at(f.state, f.rk);
-  if (f.qs.defined() && f.weights.defined())
+  // The sink prefix (and then the queries, which it reads too) at the root.
+  const bool sinks = f.hasSinkPrefix();
+  if (sinks)
+    for (Func fn : {f.sinkQk, f.sinkScore, f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV})
+      fn.compute_root();
+  if (f.qs.defined() && (f.weights.defined() || sinks))
     f.qs.compute_root();
   else if (f.qs.defined())
     f.qs.compute_at(f.state, f.qt);
-  if (f.groupP > 1)
-    f.qRow.compute_at(f.state, f.qt);
+  if (f.groupP > 1) {
+    if (sinks)
+      f.qRow.compute_root();
+    else
+      f.qRow.compute_at(f.state, f.qt);
+  }
   f.scheduleNotes.push_back("softmax_state: compute_root, loops b (parallel) > h > qt > rk > ii > d");
   f.scheduleNotes.push_back("block funcs: compute_at softmax_state.rk; nothing vectorized");
 }

@@ -87,6 +87,11 @@ CASES = {
     "gqa_causal": ("heads = 4; kv_heads = 2; head_dim = 8; mask = causal", {"causal": True}),
     "mqa_window_sink": ("heads = 4; kv_heads = 1; head_dim = 8; mask = window(5) | sink(2)",
                         {"window": 5, "sink": 2}),
+    # The forward's sink prefix with the additive score's hoisted W_k k at the root.
+    "additive_streaming": ("heads = 2; head_dim = 8; score = additive(hidden = 5);"
+                           " mask = causal & (window(7) | sink(3))",
+                           {"score": "additive", "scale": 1.0, "causal": True, "window": 7,
+                            "sink": 3}),
     "softcap_alibi": ("heads = 3; head_dim = 8; softcap = 2; bias = alibi; scale = 0.5",
                       {"softcap": 2.0, "alibi": True, "scale": 0.5}),
     "general": ("heads = 2; head_dim = 8; key_dim = 8; score = general", {"score": "general", "scale": 1.0}),

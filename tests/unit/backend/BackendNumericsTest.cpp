@@ -187,6 +187,16 @@ std::vector<Case> cases() {
   streamingSimple.policy = SchedulePolicy::Simple;
   streamingSimple.weights = true;
   all.push_back(streamingSimple);
+  // A sink group split off as the state's start (one tile per task, MHA):
+  // rows far from the start see the sinks through it alone, rows near it
+  // through both groups (counted once).
+  Case windowOrSink = make("window_or_sink_mha", ScoreKind::ScaledDot,
+                           {MaskKind::Window, MaskKind::Sink}, 2, 2, 16);
+  windowOrSink.window = 40;
+  windowOrSink.sink = 6;
+  windowOrSink.groups = {{0}, {1}};
+  windowOrSink.lse = true;
+  all.push_back(windowOrSink);
   Case prefixLm = make("causal_or_prefix", ScoreKind::ScaledDot,
                        {MaskKind::Causal, MaskKind::Prefix}, 2, 2, 16);
   prefixLm.groups = {{0}, {1}};
