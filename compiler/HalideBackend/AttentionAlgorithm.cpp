@@ -686,7 +686,10 @@ private:
   /// The mask union's group that is split off as the state's start (see
   /// AlgorithmFuncs::sinkScore) and its S, or (-1, 0): a group of sink(S),
   /// alone or with causal, with S at most half a key block, in a union of
-  /// plain rows (not packed, no cache) with one key chunk.
+  /// plain rows with one key chunk. (Decode's key chunks keep block 0: with
+  /// it gone, Halide trims the chunk's key loop and then realizes the block
+  /// Funcs over a range of blocks, 15% slower; for a KV cache the prefix
+  /// would be computed at the root in passes of its own, for a block saved.)
   std::pair<int, int> sinkPrefix() const {
     const std::vector<std::vector<int>> &groups = spec.maskGroups;
     if (groups.size() < 2 || packed || f.cacheLen.defined() || f.splits != 1)
@@ -802,7 +805,7 @@ private:
     }
     if (pred.defined())
       f.rk.where(pred);
-    // The sink prefix (one chunk only) is where the state starts; a row that
+    // The sink prefix (one key chunk) is where the state starts; a row that
     // sees none of it starts from the empty state, as without one.
     if (f.hasSinkPrefix())
       f.state(d, ii, qt, s, h, b) =
