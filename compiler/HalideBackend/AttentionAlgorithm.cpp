@@ -801,6 +801,11 @@ private:
     Expr pred = f.splits == 1 ? Expr() : Expr(kbA < f.nBlocks);
     if (keyBlockPredicate.defined()) {
       Expr maskPred = substitute(f.kb.name(), kbA, keyBlockPredicate);
+      // Key chunks exist only where one query tile holds every row (decode):
+      // qt is 0. Left in, a windowed test made Halide 14's simplifier crash
+      // (SIGSEGV) on GQA decode at fixed sizes, e.g. Mistral's window(4096).
+      if (f.splits > 1)
+        maskPred = substitute(f.qt.name(), Expr(0), maskPred);
       pred = pred.defined() ? (pred && maskPred) : maskPred;
     }
     if (pred.defined())
