@@ -103,7 +103,7 @@ struct AlgorithmFuncs {
   /// that no other group sees, once per query tile (sk < S), as the state's
   /// starting value; the key blocks then follow the other groups only, so a
   /// tile far from the start visits no block for its S sinks. Undefined
-  /// when the mask has no such group (AttentionAlgorithm.cpp, sinkGroup).
+  /// when the mask has no such group (AttentionAlgorithm.cpp, sinkPrefix).
   Halide::Func sinkQk = exactFunc("sink_qk");       // (j, i, h, b), j < S
   Halide::Func sinkScore = exactFunc("sink_score"); // (sk, ii, qt, h, b)
   Halide::Func sinkMax = exactFunc("sink_max");     // (ii, qt, h, b)
@@ -113,6 +113,10 @@ struct AlgorithmFuncs {
   Halide::Var sk{"sk"};
   Halide::RDom rsk;
   bool hasSinkPrefix() const { return sinkScore.defined(); }
+  /// The sink prefix's Funcs in producer order, for the schedules and printers.
+  std::vector<Halide::Func> sinkFuncs() const {
+    return {sinkQk, sinkScore, sinkMax, sinkExp, sinkSum, sinkPV};
+  }
   /// Online softmax state over one chunk's key blocks: Tuple(max, sum, acc),
   /// (d, ii, qt, s, h, b).
   Halide::Func state = exactFunc("softmax_state");

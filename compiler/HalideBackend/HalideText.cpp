@@ -135,9 +135,11 @@ std::string printHalide(const AlgorithmFuncs &f) {
   for (const Func &p : f.precomputed)
     printFunc(os, p, bounds);
   for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qk, f.blockScore,
-                  f.blockMax, f.blockExp, f.blockSum, f.blockPV, f.sinkQk, f.sinkScore,
-                  f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV, f.state, f.attn, f.out,
-                  f.qkWeights, f.weights, f.lse})
+                  f.blockMax, f.blockExp, f.blockSum, f.blockPV})
+    printFunc(os, fn, bounds);
+  for (const Func &fn : f.sinkFuncs())
+    printFunc(os, fn, bounds);
+  for (Func fn : {f.state, f.attn, f.out, f.qkWeights, f.weights, f.lse})
     printFunc(os, fn, bounds);
   if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))
     os << "  where (key-block skipping) " << f.rk.domain().predicate() << "\n";

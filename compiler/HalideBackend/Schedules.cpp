@@ -565,7 +565,7 @@ void scheduleSinkPrefix(AlgorithmFuncs &f, const TunedPlan &p) {
   Var d = f.d, ii = f.ii, qt = f.qt, h = f.h, b = f.b, i = f.i, j = f.j, sk = f.sk;
   // Beside the state (its pure stage reads them): per out task, or at the
   // root with the query tiles in parallel.
-  for (Func fn : {f.sinkQk, f.sinkScore, f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV})
+  for (Func fn : f.sinkFuncs())
     fn.compute_at(p.stateLevel);
   if (!p.stateInOutTile) {
     f.sinkQk.parallel(b);
@@ -662,7 +662,7 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Targ
   // The sink prefix (and then the queries, which it reads too) at the root.
   const bool sinks = f.hasSinkPrefix();
   if (sinks)
-    for (Func fn : {f.sinkQk, f.sinkScore, f.sinkMax, f.sinkExp, f.sinkSum, f.sinkPV})
+    for (Func fn : f.sinkFuncs())
       fn.compute_root();
   if (f.qs.defined() && (f.weights.defined() || sinks))
     f.qs.compute_root();
