@@ -10,6 +10,7 @@
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/AlgorithmParts.h"
 #include "compiler/HalideBackend/BackendError.h"
+#include "compiler/HalideBackend/HalfConversions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,20 +69,11 @@ Expr negInfinity() {
   return reinterpret(Float(32), cast<uint32_t>(Expr(0xff800000u)));
 }
 
-/// f16 bits to f32 in a handful of integer and float operations: the
-/// exponent and mantissa shifted into place are a float 2^-112 times the
-/// value (subnormal halves included, exactly), so one multiply rebiases it;
-/// infinities and NaNs keep an all-ones exponent. Halide 14 has no F16C path
-/// on x86 and emulates the cast with about twenty operations per vector.
+/// f16 to f32 through HalfConversions' marker: one vcvtph2ps per vector
+/// where the target has F16C (Halide 14 itself emulates the cast).
 static Expr widenF16(const Expr &load) {
   Type u32 = UInt(32, load.type().lanes());
-  Expr bits = cast(u32, reinterpret(UInt(16, load.type().lanes()), load));
-  Expr magnitude = (bits & cast(u32, 0x7fff)) << cast(u32, 13);
-  Expr finite = reinterpret(Float(32, load.type().lanes()), magnitude) * 0x1p112f;
-  Expr special = reinterpret(Float(32, load.type().lanes()), magnitude | cast(u32, 0x7f800000));
-  Expr value = select(magnitude >= cast(u32, 0x7c00 << 13), special, finite);
-  return reinterpret(Float(32, load.type().lanes()),
-                     reinterpret(u32, value) | ((bits & cast(u32, 0x8000)) << cast(u32, 16)));
+  return halfBitsToFloat(cast(u32, reinterpret(UInt(16, load.type().lanes()), load)));
 }
 
 Expr widened(const Expr &load) {

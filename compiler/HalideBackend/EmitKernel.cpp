@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
+#include "compiler/HalideBackend/HalfConversions.h"
 #include "compiler/HalideBackend/HalideText.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/RunWrapper.h"
@@ -139,6 +140,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMCo
   std::unique_ptr<llvm::Module> module = compile_module_to_llvm_module(kernels.module, ctx);
   if (!module)
     throw BackendError("Halide produced no LLVM module");
+  lowerHalfConversions(*module, hasF16C(kernels.module.target()));
   addRunWrappers(*module, kernels.configs);
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -162,6 +164,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
     variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
+    lowerHalfConversions(*variants.back().module, hasF16C(target));
     compiled = kernels.configs;
   }
   // An empty Halide module: the runtime (unless no_runtime) and the flags of

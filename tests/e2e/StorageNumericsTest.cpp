@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "FeatureReference.h"
 #include "runtime/HalfFloat.h"
+#include "storage_generic_kernels.h"
 #include "storage_kernels.h"
 
 #include <cstdint>
@@ -276,14 +277,19 @@ TEST_P(Storage, F16PackedCausalAgainstEachSequence) {
 
 /// Every one of the 65536 bit patterns, widened by the kernel exactly (NaN
 /// stays NaN, subnormal halves become normal floats): with one key, out = v.
-void expectEveryValueWidens(Half t) {
+enum class Widening { F16, BF16, F16WithoutF16C };
+
+void expectEveryValueWidens(Widening w) {
+  const Half t = w == Widening::BF16 ? Half::BF16 : Half::F16;
   const int64_t B = 65536;
   std::vector<uint16_t> bits(B), k(B, 0);
   for (int64_t n = 0; n < B; ++n)
     bits[(size_t)n] = (uint16_t)n;
   Vec q(B, 0.f), out(B, -1.f);
-  int err = t == Half::F16 ? f16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
-                           : bf16_values_run(q.data(), k.data(), bits.data(), out.data(), B);
+  int err = w == Widening::F16    ? f16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
+            : w == Widening::BF16 ? bf16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
+                                  : f16_values_generic_run(q.data(), k.data(), bits.data(),
+                                                           out.data(), B);
   ASSERT_EQ(err, 0);
   for (int64_t n = 0; n < B; ++n) {
     float want = t == Half::F16 ? f16ToFloat((uint16_t)n) : bf16ToFloat((uint16_t)n);
@@ -294,8 +300,11 @@ void expectEveryValueWidens(Half t) {
   }
 }
 
-TEST(StorageValues, EveryF16ValueWidensExactly) { expectEveryValueWidens(Half::F16); }
-TEST(StorageValues, EveryBf16ValueWidensExactly) { expectEveryValueWidens(Half::BF16); }
+TEST(StorageValues, EveryF16ValueWidensExactly) { expectEveryValueWidens(Widening::F16); }
+TEST(StorageValues, EveryBf16ValueWidensExactly) { expectEveryValueWidens(Widening::BF16); }
+TEST(StorageValues, EveryF16ValueWidensExactlyWithoutF16C) {
+  expectEveryValueWidens(Widening::F16WithoutF16C);
+}
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Storage,
                          ::testing::Range(0, (int)(sizeof(kSizes) / sizeof(kSizes[0]))));
