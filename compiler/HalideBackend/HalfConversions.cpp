@@ -47,9 +47,10 @@ llvm::CallInst *markerCall(llvm::Value *v, llvm::Function *marker) {
   return call && call->getCalledFunction() == marker ? call : nullptr;
 }
 
-/// The vector whose lane `lane` the marker call's argument is, as <N x i32>
-/// (built before `at`), or null: `extractelement <N x i32> Z, lane`, or
-/// `zext (extractelement <N x i16> V, lane)` (InstCombine's form).
+/// The vector (<N x i32> Z or <N x i16> V) of which the marker call's
+/// argument is lane `lane`, `extractelement Z, lane` or InstCombine's
+/// `zext (extractelement V, lane)`, if it is `source` or `source` is still
+/// unset (then set); null otherwise.
 llvm::Value *sourceLane(llvm::CallInst *call, uint64_t lane, llvm::Value *&source) {
   llvm::Value *arg = call->getArgOperand(0);
   llvm::Value *vector = nullptr;
@@ -130,8 +131,8 @@ void lowerHalfConversions(llvm::Module &module, bool f16c) {
     return;
   // Chain ends: inserts of a marker call that no insert of a marker call
   // continues.
-  std::vector<llvm::InsertElementInst *> ends;
-  std::vector<llvm::WeakTrackingVH> calls; // a regrouped chain may delete its calls
+  // (Value handles: regrouping one chain deletes its instructions.)
+  std::vector<llvm::WeakTrackingVH> ends, calls;
   for (llvm::User *user : marker->users()) {
     auto *call = llvm::dyn_cast<llvm::CallInst>(user);
     if (!call || call->getCalledFunction() != marker)
@@ -151,8 +152,9 @@ void lowerHalfConversions(llvm::Module &module, bool f16c) {
         ends.push_back(insert);
     }
   }
-  for (llvm::InsertElementInst *last : ends)
-    regroup(last, marker, f16c);
+  for (llvm::WeakTrackingVH &end : ends)
+    if (auto *last = llvm::cast_or_null<llvm::InsertElementInst>(end))
+      regroup(last, marker, f16c);
   // What is left (the marker's lanes used one by one): converted in place.
   for (llvm::WeakTrackingVH &handle : calls) {
     auto *call = llvm::cast_or_null<llvm::CallInst>(handle);
@@ -166,7 +168,8 @@ void lowerHalfConversions(llvm::Module &module, bool f16c) {
     call->eraseFromParent();
     llvm::RecursivelyDeleteTriviallyDeadInstructions(arg);
   }
-  marker->eraseFromParent();
+  if (marker->use_empty())
+    marker->eraseFromParent();
 }
 
 } // namespace attnc::halide_backend
