@@ -140,7 +140,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMCo
   std::unique_ptr<llvm::Module> module = compile_module_to_llvm_module(kernels.module, ctx);
   if (!module)
     throw BackendError("Halide produced no LLVM module");
-  lowerHalfConversions(*module, hasF16C(kernels.module.target()));
+  lowerHalfConversions(*module, kernels.module.target());
   addRunWrappers(*module, kernels.configs);
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -164,7 +164,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
     variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
-    lowerHalfConversions(*variants.back().module, hasF16C(target));
+    lowerHalfConversions(*variants.back().module, target);
     compiled = kernels.configs;
   }
   // An empty Halide module: the runtime (unless no_runtime) and the flags of

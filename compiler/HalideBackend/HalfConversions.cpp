@@ -1,5 +1,6 @@
 //===- HalfConversions.cpp - f16 loads widened by F16C --------------------===//
 #include "compiler/HalideBackend/HalfConversions.h"
+#include "compiler/HalideBackend/TargetDispatch.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
@@ -8,7 +9,9 @@
 #include <llvm/IR/ValueHandle.h>
 #include <llvm/Transforms/Utils/Local.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace attnc::halide_backend {
@@ -116,19 +119,12 @@ Halide::Expr halfBitsToFloat(const Halide::Expr &bits) {
                                       Halide::Internal::Call::PureExtern);
 }
 
-bool hasF16C(const Halide::Target &target) {
-  using T = Halide::Target;
-  return target.arch == T::X86 &&
-         (target.has_feature(T::F16C) || target.has_feature(T::AVX2) ||
-          target.has_feature(T::AVX512) || target.has_feature(T::AVX512_KNL) ||
-          target.has_feature(T::AVX512_Skylake) || target.has_feature(T::AVX512_Cannonlake) ||
-          target.has_feature(T::AVX512_SapphireRapids));
-}
-
-void lowerHalfConversions(llvm::Module &module, bool f16c) {
+void lowerHalfConversions(llvm::Module &module, const Halide::Target &target) {
   llvm::Function *marker = module.getFunction(kMarker);
   if (!marker)
     return;
+  const std::vector<std::string> cpu = requiredCpuFeatures(target);
+  const bool f16c = std::find(cpu.begin(), cpu.end(), "f16c") != cpu.end();
   // Chain ends: inserts of a marker call that no insert of a marker call
   // continues.
   // (Value handles: regrouping one chain deletes its instructions.)

@@ -25,11 +25,9 @@ namespace attnc::halide_backend {
 /// (uint32, any lanes): exact, infinities and NaNs included.
 Halide::Expr halfBitsToFloat(const Halide::Expr &bits);
 
-/// Whether code for `target` may use F16C's conversions (explicitly, or
-/// implied by the AVX2 / AVX-512 CPUs Halide compiles those targets for).
-bool hasF16C(const Halide::Target &target);
-
-/// Replaces every halfBitsToFloat marker call in `module` (see above).
-void lowerHalfConversions(llvm::Module &module, bool f16c);
+/// Replaces every halfBitsToFloat marker call in `module`, compiled for
+/// `target` (see above): F16C where the target's CPU has it
+/// (requiredCpuFeatures, TargetDispatch.h).
+void lowerHalfConversions(llvm::Module &module, const Halide::Target &target);
 
 } // namespace attnc::halide_backend

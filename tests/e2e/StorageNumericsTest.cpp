@@ -275,22 +275,19 @@ TEST_P(Storage, F16PackedCausalAgainstEachSequence) {
   }
 }
 
+/// A kernel of one key and head_dim 1 (out = v) over 16-bit K and V.
+using ValuesRun = int (*)(const float *q, const uint16_t *k, const uint16_t *v, float *out,
+                          int64_t B);
+
 /// Every one of the 65536 bit patterns, widened by the kernel exactly (NaN
 /// stays NaN, subnormal halves become normal floats): with one key, out = v.
-enum class Widening { F16, BF16, F16WithoutF16C };
-
-void expectEveryValueWidens(Widening w) {
-  const Half t = w == Widening::BF16 ? Half::BF16 : Half::F16;
+void expectEveryValueWidens(Half t, ValuesRun run) {
   const int64_t B = 65536;
   std::vector<uint16_t> bits(B), k(B, 0);
   for (int64_t n = 0; n < B; ++n)
     bits[(size_t)n] = (uint16_t)n;
   Vec q(B, 0.f), out(B, -1.f);
-  int err = w == Widening::F16    ? f16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
-            : w == Widening::BF16 ? bf16_values_run(q.data(), k.data(), bits.data(), out.data(), B)
-                                  : f16_values_generic_run(q.data(), k.data(), bits.data(),
-                                                           out.data(), B);
-  ASSERT_EQ(err, 0);
+  ASSERT_EQ(run(q.data(), k.data(), bits.data(), out.data(), B), 0);
   for (int64_t n = 0; n < B; ++n) {
     float want = t == Half::F16 ? f16ToFloat((uint16_t)n) : bf16ToFloat((uint16_t)n);
     if (std::isnan(want))
@@ -300,10 +297,14 @@ void expectEveryValueWidens(Widening w) {
   }
 }
 
-TEST(StorageValues, EveryF16ValueWidensExactly) { expectEveryValueWidens(Widening::F16); }
-TEST(StorageValues, EveryBf16ValueWidensExactly) { expectEveryValueWidens(Widening::BF16); }
+TEST(StorageValues, EveryF16ValueWidensExactly) {
+  expectEveryValueWidens(Half::F16, f16_values_run);
+}
+TEST(StorageValues, EveryBf16ValueWidensExactly) {
+  expectEveryValueWidens(Half::BF16, bf16_values_run);
+}
 TEST(StorageValues, EveryF16ValueWidensExactlyWithoutF16C) {
-  expectEveryValueWidens(Widening::F16WithoutF16C);
+  expectEveryValueWidens(Half::F16, f16_values_generic_run);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Storage,
