@@ -902,9 +902,10 @@ void KernelSema::checkCrossFieldRules() {
     checkCacheRules();
   if (spec_.backward && !failed("backward"))
     checkBackwardRules();
+  // (With a cache, seq_k is the cache's capacity, not the new tokens' count.)
   bool selfProject = spec_.project == ProjectKind::SelfQKV ||
                      spec_.project == ProjectKind::SelfQKVOut;
-  if (selfProject && !failed("seq_k") && !failed("seq_q")) {
+  if (selfProject && !spec_.cache.any() && !failed("seq_k") && !failed("seq_q")) {
     const SizeSpec &k = spec_.seqK;
     bool consistent = !given("seq_k") || k.kind == SizeSpec::SameAsSeqQ ||
                       (k.isFixed() && spec_.seqQ.isFixed() && k.value == spec_.seqQ.value);
@@ -963,10 +964,10 @@ void KernelSema::checkCacheRules() {
     field = "batch";
     why = "'cache' and 'batch = packed' exclude each other: a cached batch has one sequence "
           "per batch row, with its own 'cache_len'";
-  } else if (spec_.project != ProjectKind::None) {
-    field = "project";
-    why = "'cache' with 'project' is not supported yet: project outside the kernel and pass "
-          "the new tokens' q, k and v";
+  } else if (spec_.positional == PositionalKind::Sinusoidal) {
+    field = "positional";
+    why = "'positional = sinusoidal' is refused with a cache (it would number each call's new "
+          "tokens from 0); use 'rotary', which turns them at cache_len[b] + i";
   } else if (spec_.outputWeights) {
     field = "outputs";
     why = "'weights' would be ragged with a cache (each sequence has its own length); ask for "

@@ -87,7 +87,8 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     args.push_back({std::move(name), type, isOutput, std::move(shape)});
   };
 
-  // Attention inputs.
+  // Attention inputs. With a cache, k and v (or x_kv) hold the Lq new tokens.
+  const char *keyRows = spec.cache.any() ? "Lq" : "Lk";
   switch (spec.project) {
   case ProjectKind::None:
     if (spec.packed) { // bshd without B; then the sequences' token offsets
@@ -98,24 +99,9 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
       add("cu_seqlens_k", ElemType::I32, dims({"B+1"}));
       break;
     }
-    if (spec.cache.any()) { // the Lq new tokens, then the caches they join
-      add("q", dt, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
-      add("k", kvt, bshd ? dims({"B", "Lq", "G", "Dk"}) : dims({"B", "G", "Lq", "Dk"}));
-      add("v", kvt, bshd ? dims({"B", "Lq", "G", "Dv"}) : dims({"B", "G", "Lq", "Dv"}));
-      bool paged = spec.cache.paged();
-      const char *outer = paged ? "num_blocks" : "B", *rows = paged ? "block" : "Lmax";
-      for (auto [name, width] : {std::pair{"k_cache", "Dk"}, {"v_cache", "Dv"}}) {
-        add(name, kvt, bshd ? dims({outer, rows, "G", width}) : dims({outer, "G", rows, width}));
-        args.back().isWritten = true;
-      }
-      add("cache_len", ElemType::I32, dims({"B"}));
-      if (paged)
-        add("block_table", ElemType::I32, dims({"B", "max_blocks"}));
-      break;
-    }
     add("q", dt, bshd ? dims({"B", "Lq", "H", "D"}) : dims({"B", "H", "Lq", "D"}));
-    add("k", kvt, bshd ? dims({"B", "Lk", "G", "Dk"}) : dims({"B", "G", "Lk", "Dk"}));
-    add("v", kvt, bshd ? dims({"B", "Lk", "G", "Dv"}) : dims({"B", "G", "Lk", "Dv"}));
+    add("k", kvt, bshd ? dims({"B", keyRows, "G", "Dk"}) : dims({"B", "G", keyRows, "Dk"}));
+    add("v", kvt, bshd ? dims({"B", keyRows, "G", "Dv"}) : dims({"B", "G", keyRows, "Dv"}));
     break;
   case ProjectKind::SelfQKV:
   case ProjectKind::SelfQKVOut:
@@ -126,9 +112,20 @@ std::vector<ArgSpec> kernelArguments(const KernelSpec &spec) {
     const char *kvWidth = spec.kvModelDim ? "Mkv" : "M";
     add("x_q", dt, spec.packed ? dims({"Tq", "M"}) : dims({"B", "Lq", "M"}));
     add("x_kv", dt,
-        spec.packed ? dims({"Tk", kvWidth}) : dims({"B", "Lk", kvWidth}));
+        spec.packed ? dims({"Tk", kvWidth}) : dims({"B", keyRows, kvWidth}));
     break;
   }
+  }
+  if (spec.cache.any()) { // the caches the Lq new tokens join
+    bool paged = spec.cache.paged();
+    const char *outer = paged ? "num_blocks" : "B", *rows = paged ? "block" : "Lmax";
+    for (auto [name, width] : {std::pair{"k_cache", "Dk"}, {"v_cache", "Dv"}}) {
+      add(name, kvt, bshd ? dims({outer, rows, "G", width}) : dims({outer, "G", rows, width}));
+      args.back().isWritten = true;
+    }
+    add("cache_len", ElemType::I32, dims({"B"}));
+    if (paged)
+      add("block_table", ElemType::I32, dims({"B", "max_blocks"}));
   }
   if (spec.packed && spec.project != ProjectKind::None) {
     // Self-attention's keys are its queries' tokens, which cu_seqlens_k

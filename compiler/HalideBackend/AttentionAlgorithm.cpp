@@ -380,15 +380,25 @@ private:
     return t;
   }
 
+  /// Whether a projection reads its weight [N, inWidth] in place (see
+  /// AlgorithmFuncs::inPlaceProjections); its rows split into whole vectors.
+  bool weightsInPlace(int64_t inWidth) const {
+    return spec.cache.any() && inWidth % 16 == 0;
+  }
+
   /// x @ w^T (+ bias) for one head: (d, row, head, b).
   Func project(Func x, const std::string &w, const std::string &bias, bool hasBias, Expr width,
                const std::string &name, int64_t inWidth) {
     RDom r(0, (int32_t)inWidth, name + "_r");
     Func p = exactFunc(name);
     Expr c = f.h * width + f.d;
-    Func wT = transposedWeight(w);
     p(f.d, f.i, f.h, f.b) = 0.0f;
-    p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * wT(c, r);
+    if (weightsInPlace(inWidth)) {
+      p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * widened(param(w)(r, c));
+      f.inPlaceProjections.push_back({p, (int)*as_const_int(width)});
+    } else {
+      p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * transposedWeight(w)(c, r);
+    }
     f.precomputed.push_back(p);
     Func biased = exactFunc(name + "_b");
     if (hasBias)
@@ -397,6 +407,19 @@ private:
       biased(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h, f.b);
     f.precomputed.push_back(biased);
     return biased;
+  }
+
+  /// q, k and v projected from x (or x_q, x_kv), per head: (d, row, head, b).
+  std::tuple<Func, Func, Func> projections() {
+    bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
+    int64_t kvWidth = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
+    Func xq = positioned(self ? "x" : "x_q", spec.modelDim);
+    Func xkv = self ? xq : positioned("x_kv", kvWidth);
+    f.xQuery = xq;
+    f.xKeys = xkv;
+    return {project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim),
+            project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth),
+            project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth)};
   }
 
   void makeInputs() {
@@ -423,16 +446,7 @@ private:
       break;
     }
     default: {
-      bool self = spec.project == ProjectKind::SelfQKV ||
-                  spec.project == ProjectKind::SelfQKVOut;
-      int64_t kvWidth = spec.kvModelDim ? spec.kvModelDim : spec.modelDim;
-      Func xq = positioned(self ? "x" : "x_q", spec.modelDim);
-      Func xkv = self ? xq : positioned("x_kv", kvWidth);
-      f.xQuery = xq;
-      f.xKeys = xkv;
-      Func pq = project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim);
-      Func pk = project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth);
-      Func pv = project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth);
+      auto [pq, pk, pv] = projections();
       qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
       kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
       f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
@@ -464,13 +478,20 @@ private:
     CacheLayout layout(spec, f.Lk, numBlocks, blockTable);
     f.cacheLen = checkedCacheLengths(param("cache_len"), layout, f.B, f.Lq, f.sequenceTables);
 
-    ImageParam q = param("q"), k = param("k"), v = param("v");
     Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lq); // new rows
     Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
     Func kNew = exactFunc("k_new"), kStored = kNew, vNew = exactFunc("v_new");
-    qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
-    kNew(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
-    vNew(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+    if (spec.project == ProjectKind::None) {
+      ImageParam q = param("q"), k = param("k"), v = param("v");
+      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
+      kNew(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
+      vNew(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+    } else { // the new tokens' projections (x_kv, like x, holds Lq rows)
+      auto [pq, pk, pv] = projections();
+      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
+      kNew(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
+      vNew(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
+    }
     if (rotary) {
       RotaryTable table = makeRotaryTable(spec.rotary);
       f.ropeInvFreq = table.invFreq;
@@ -873,8 +894,14 @@ private:
       RDom r(0, f.Dv, 0, f.H, "ro");
       Func proj = exactFunc("out_proj");
       proj(f.m, i, b) = 0.0f;
-      Func woT = transposedWeight("w_o");
-      proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * woT(f.m, r.y * f.Dv + r.x);
+      Expr at = r.y * f.Dv + r.x;
+      const int64_t *width = as_const_int(f.Dv);
+      if (width && weightsInPlace(*width)) {
+        proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * widened(param("w_o")(at, f.m));
+        f.inPlaceProjections.push_back({proj, (int)spec.modelDim});
+      } else {
+        proj(f.m, i, b) += f.attn(r.x, i, r.y, b) * transposedWeight("w_o")(f.m, at);
+      }
       Expr projected = spec.projBias.o ? proj(f.m, i, b) + widened(param("b_o")(f.m))
                                        : proj(f.m, i, b);
       if (spec.packed)

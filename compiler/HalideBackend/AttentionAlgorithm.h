@@ -91,6 +91,14 @@ struct AlgorithmFuncs {
   Halide::Func xQuery, xKeys;
   /// Projection weights [N, M] transposed to (n, m) for the matrix products.
   std::vector<Halide::Func> weightTransposes;
+  /// Projections that read their weight [N, M] in place instead, reducing
+  /// along its contiguous M (KV-cache kernels: a call projects a few new
+  /// rows, which would not repay a transposed copy of every weight).
+  struct InPlaceProjection {
+    Halide::Func func;
+    int columns; // of one row (one head's, for q / k / v): all are computed
+  };
+  std::vector<InPlaceProjection> inPlaceProjections;
 
   // One key block of one query tile.
   Halide::Func qk = exactFunc("qk");                    // (j, i, h, b): the raw score reduction

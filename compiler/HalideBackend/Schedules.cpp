@@ -108,6 +108,56 @@ void scheduleProjection(Func p, int vec) {
   stage.parallel(tasks);
 }
 
+/// A projection reading its weight [N, M] in place (AlgorithmFuncs::
+/// inPlaceProjections): each (row, column) is a dot product along the
+/// contiguous M, summed in vector lanes (rfactor) for a block of 4 columns x
+/// a few rows at once, then one horizontal sum per (row, column). One
+/// decode row streams each weight row once, at the memory's pace.
+void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projection, int vec) {
+  Func p = projection.func;
+  std::vector<Var> args = p.args(); // (column, row, [head,] b)
+  Var c = args[0], row = args[1];
+  const int rows = vec >= 16 ? 4 : 2, columns = divisorAtMost(projection.columns, 4);
+  const Internal::Definition &update = p.function().update(0);
+  std::vector<RVar> outer; // (the output projection also sums over heads)
+  for (const Internal::ReductionVariable &rv : update.schedule().rvars())
+    outer.push_back(RVar(rv.var));
+  RVar along = outer.front(); // the contiguous M (or Dv)
+  outer.erase(outer.begin());
+  RVar ro("along_vectors"), ri("along_lanes");
+  Var u("u"), cO("cO"), cI("cI"), rowO("rowO"), rowI("rowI");
+  // All columns, so the column blocks need no guard (a cache's bounds would
+  // otherwise make the region of the new keys' columns unknown).
+  p.compute_root();
+  Func lanes = p.update().split(along, ro, ri, vec).rfactor(ri, u);
+  std::vector<VarOrRVar> order{ri, cI, rowI, cO, rowO};
+  for (size_t k = 2; k < args.size(); ++k)
+    order.push_back(args[k]);
+  Stage sum = p.update();
+  sum.split(c, cO, cI, columns, TailStrategy::RoundUp)
+      .split(row, rowO, rowI, rows, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .atomic()
+      .vectorize(ri);
+  // One parallel loop over column blocks x rows x the outer dimensions.
+  VarOrRVar tasks = cO;
+  for (size_t k = 1; k < order.size() - 3; ++k) {
+    Var fused("task" + std::to_string(k));
+    sum.fuse(tasks, order[3 + k].var, fused);
+    tasks = fused;
+  }
+  sum.parallel(tasks);
+  // The lanes of the block: rows x columns vectors in registers over M.
+  std::vector<Var> laneArgs = lanes.args(); // rfactor appends u: store it innermost
+  laneArgs.erase(std::find_if(laneArgs.begin(), laneArgs.end(),
+                              [&](const Var &v) { return v.same_as(u); }));
+  laneArgs.insert(laneArgs.begin(), u);
+  lanes.compute_at(p, tasks.var).reorder_storage(laneArgs).vectorize(u);
+  std::vector<VarOrRVar> laneOrder{u, c, row, ro};
+  laneOrder.insert(laneOrder.end(), outer.begin(), outer.end());
+  lanes.update().reorder(laneOrder).vectorize(u).unroll(c).unroll(row);
+}
+
 /// The same micro-kernel computed inside another Func's parallel task: the
 /// product of the rows that task reads, while they are in cache, and a
 /// buffer small enough to be reused rather than mapped afresh per call.
@@ -153,6 +203,14 @@ void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
   scheduleWeightTransposes(f, vec);
   bool outProjected = false;
   for (Func p : f.precomputed) {
+    auto inPlace = std::find_if(
+        f.inPlaceProjections.begin(), f.inPlaceProjections.end(),
+        [&](const AlgorithmFuncs::InPlaceProjection &q) { return q.func.name() == p.name(); });
+    if (inPlace != f.inPlaceProjections.end()) {
+      scheduleInPlaceProjection(*inPlace, vec);
+      outProjected = outProjected || p.name() == "out_proj";
+      continue;
+    }
     if (p.has_update_definition()) {
       scheduleProjection(p, vec);
       outProjected = outProjected || p.name() == "out_proj";

@@ -250,6 +250,9 @@ public:
         failed(readInput(k, "w_k", "b_k", spec.projBias.k, xk, spec)) ||
         failed(readInput(v, "w_v", "b_v", spec.projBias.v, xv, spec)))
       return failure();
+    if (spec.cache.any() && spec.positional == PositionalKind::Sinusoidal)
+      return op.emitOpError("sinusoidal positions would number a cache's new tokens from 0: "
+                            "not supported");
     if (rotary) {
       if (spec.positional == PositionalKind::Sinusoidal)
         return op.emitOpError("sinusoidal positions and rotary embeddings exclude each other");

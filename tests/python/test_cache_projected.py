@@ -1,0 +1,151 @@
+"""KV caches with the projections in the kernel (docs/language.md, KV caches):
+the new tokens' x is projected, k turned at cache_len[b] + i and stored with v,
+then the queries attend every cached row. Decoding a layer token by token (and
+in chunks) through its cache must give what the whole layer gives in float64
+over each full sequence, and leave the projected (turned) keys and values in
+the cache. The llama kernel's widths (32, 16) are whole vectors, so its
+projections read the weights in place; the cross kernel's (10, 7, 6) are not,
+and its projections read transposed copies."""
+import numpy as np
+import pytest
+
+import attnc
+from conftest import assert_close
+
+BLOCK = 4
+
+
+@pytest.fixture(scope="module")
+def lib():
+    return attnc.compile("""
+kernel llama {
+  heads = 4; kv_heads = 2; head_dim = 16
+  project = self_qkv_out; model_dim = 32; proj_bias = q, v, o
+  cache = paged(block = 4); kv_dtype = bf16
+  positional = rotary(base = 500); mask = causal
+}
+kernel cross {
+  heads = 2; head_dim = 6
+  project = qkv; model_dim = 10; kv_model_dim = 7; proj_bias = true
+  cache = contiguous; seq_k = 9; layout = bshd
+  outputs = out, lse
+}
+""")
+
+
+def bf16(x):
+    """float32 rounded to bfloat16 (nearest even), back as float32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def turn_half(x, positions, base):
+    """Rotary (rotate_half) of x [heads, L, D] at positions [L], float64."""
+    half = x.shape[-1] // 2
+    angle = positions[:, None] * base ** (-np.arange(half) / half)[None, :]
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
+
+
+def attend(q, k, v, start, causal):
+    """float64 attention of q [H, Lq, D] at start + i over k, v [G, T, *]."""
+    H, Lq, D = q.shape
+    G = k.shape[0]
+    out, lse = np.zeros((H, Lq, v.shape[-1])), np.zeros((H, Lq))
+    for h in range(H):
+        g = h // (H // G)
+        for i in range(Lq):
+            n = start + i + 1 if causal else k.shape[1]
+            s = k[g, :n] @ q[h, i] / np.sqrt(D)
+            p = np.exp(s - s.max())
+            out[h, i] = p @ v[g, :n] / p.sum()
+            lse[h, i] = np.log(p.sum()) + s.max()
+    return out, lse
+
+
+def heads(y, n):
+    """[L, n * W] -> [n, L, W]."""
+    return y.reshape(y.shape[0], n, -1).transpose(1, 0, 2)
+
+
+def test_projected_paged_cache_matches_the_whole_layer(lib):
+    rng = np.random.default_rng(11)
+    B, H, G, D, M = 2, 4, 2, 16, 32
+    w = {n: (rng.uniform(-1, 1, s) / np.sqrt(s[-1])).astype(np.float32)
+         for n, s in [("w_q", (H * D, M)), ("w_k", (G * D, M)), ("w_v", (G * D, M)),
+                      ("w_o", (M, H * D))]}
+    w.update(b_q=rng.uniform(-1, 1, H * D).astype(np.float32),
+             b_v=rng.uniform(-1, 1, G * D).astype(np.float32),
+             b_o=rng.uniform(-1, 1, M).astype(np.float32))
+    steps = [3, 1, 1, 5, 1]  # a prefill chunk, decodes, a chunk, a decode
+    total = sum(steps)
+    xs = rng.uniform(-1, 1, (B, total, M)).astype(np.float32)
+    table = np.array([[5, 0, 7, 2], [1, 6, 3, 4]], dtype=np.int32)
+    k_cache = np.full((8, G, BLOCK, D), 0x7FC0, dtype=np.uint16)  # bf16 NaN
+    v_cache = k_cache.copy()
+    lens = np.zeros(B, dtype=np.int32)
+    for Lq in steps:
+        x = np.ascontiguousarray(np.stack([xs[b, lens[b]:lens[b] + Lq] for b in range(B)]))
+        out = lib.llama(x=x, k_cache=k_cache, v_cache=v_cache, cache_len=lens,
+                        block_table=table, **w)
+        for b in range(B):
+            # The whole layer over this sequence so far, float64, from the
+            # cache's storage: its keys and values rounded to bf16.
+            seq = xs[b, :lens[b] + Lq].astype(np.float64)
+            pos = np.arange(len(seq), dtype=np.float64)
+            q = turn_half(heads(seq @ w["w_q"].T + w["b_q"], H), pos, 500.0)
+            k = bf16(turn_half(heads(seq @ w["w_k"].T, G), pos, 500.0)).astype(np.float64)
+            v = bf16(heads(seq @ w["w_v"].T + w["b_v"], G)).astype(np.float64)
+            o, _ = attend(q[:, lens[b]:], k, v, int(lens[b]), causal=True)
+            ref = o.transpose(1, 0, 2).reshape(Lq, H * D) @ w["w_o"].T + w["b_o"]
+            assert_close(out[b], ref, ref, bound=8e-3)
+            # The cache holds every projected, turned row (bf16 bits).
+            for t in range(lens[b] + Lq):
+                blk, r = table[b, t // BLOCK], t % BLOCK
+                got = (k_cache[blk, :, r].astype(np.uint32) << 16).view(np.float32)
+                assert np.max(np.abs(got - k[:, t])) <= 8e-3 * max(1, np.abs(k).max()), (b, t)
+        lens = lens + Lq
+    # Rows nobody wrote are as they were.
+    unused = [blk for blk in range(8) if blk not in table[:, :(total + BLOCK - 1) // BLOCK]]
+    for blk in unused:
+        assert (k_cache[blk] == 0x7FC0).all() and (v_cache[blk] == 0x7FC0).all()
+
+
+def test_projected_cross_attention_cache_in_bshd(lib):
+    rng = np.random.default_rng(12)
+    B, H, D, M, Mkv, Lmax = 3, 2, 6, 10, 7, 9
+    w = {n: rng.uniform(-1, 1, s).astype(np.float32)
+         for n, s in [("w_q", (H * D, M)), ("w_k", (H * D, Mkv)), ("w_v", (H * D, Mkv)),
+                      ("b_q", (H * D,)), ("b_k", (H * D,)), ("b_v", (H * D,))]}
+    lens = np.array([0, 4, 6], dtype=np.int32)
+    Lq = 2
+    x_q = rng.uniform(-1, 1, (B, Lq, M)).astype(np.float32)
+    x_kv = rng.uniform(-1, 1, (B, Lq, Mkv)).astype(np.float32)
+    k_cache = rng.uniform(-1, 1, (B, Lmax, H, D)).astype(np.float32)
+    v_cache = rng.uniform(-1, 1, (B, Lmax, H, D)).astype(np.float32)
+    before_k, before_v = k_cache.copy(), v_cache.copy()
+    out, lse = lib.cross(x_q=x_q, x_kv=x_kv, k_cache=k_cache, v_cache=v_cache,
+                         cache_len=lens, **w)
+    assert out.shape == (B, Lq, H, D) and lse.shape == (B, H, Lq)
+    for b in range(B):
+        n = lens[b]
+        kn = x_kv[b].astype(np.float64) @ w["w_k"].T + w["b_k"]  # [Lq, H * D]
+        vn = x_kv[b].astype(np.float64) @ w["w_v"].T + w["b_v"]
+        keys = np.concatenate([before_k[b, :n].reshape(n, H * D), kn])
+        values = np.concatenate([before_v[b, :n].reshape(n, H * D), vn])
+        q = heads(x_q[b].astype(np.float64) @ w["w_q"].T + w["b_q"], H)
+        o, l = attend(q, heads(keys, H), heads(values, H), int(n), causal=False)
+        assert_close(out[b], o.transpose(1, 0, 2), values)
+        assert np.max(np.abs(lse[b] - l)) <= 1e-4
+        assert np.allclose(k_cache[b, n:n + Lq].reshape(Lq, -1), kn, atol=1e-5)
+        assert np.allclose(v_cache[b, n:n + Lq].reshape(Lq, -1), vn, atol=1e-5)
+        assert np.array_equal(k_cache[b, n + Lq:], before_k[b, n + Lq:])
+        assert np.array_equal(k_cache[b, :n], before_k[b, :n])
+
+
+def test_sinusoidal_positions_are_refused_with_a_cache():
+    with pytest.raises(attnc.Error, match="'positional = sinusoidal' is refused with a cache"):
+        attnc.compile("kernel k { head_dim = 8; project = self_qkv; model_dim = 16\n"
+                      "  positional = sinusoidal; cache = contiguous }")
