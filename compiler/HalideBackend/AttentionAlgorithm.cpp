@@ -511,10 +511,9 @@ private:
     // Then every key and value is read back from the caches.
     Expr row = clampRow(f.j, f.Lk);
     f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, row, f.g, f.b));
-    // Rows past a sequence's keys may hold anything, NaN included: masked
-    // scores give them p = 0, and 0 * NaN would still poison P.V.
-    f.vIn(f.d, f.j, f.g, f.b) = select(f.j < f.cacheLen(f.b) + f.Lq,
-                                       widened(layout.at(f.vCache, f.d, row, f.g, f.b)), 0.0f);
+    // Rows past a sequence's keys may hold anything, NaN included: the key
+    // loops stop before them (makeBlocks).
+    f.vIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.vCache, f.d, row, f.g, f.b));
     for (Func cache : {f.kCache, f.vCache}) {
       f.outputs.push_back(cache);
       f.caches.push_back(cache);
@@ -660,6 +659,11 @@ private:
     // Packed: keys of the query's own sequence only (which are < Tk).
     // A cached sequence has cache_len[b] + Lq keys.
     Expr keys = f.cacheLen.defined() ? f.cacheLen(f.b) + f.Lq : f.Lk;
+    // A cached sequence's rows past its keys may hold anything, NaN included
+    // (0 * NaN would poison P.V): its last block's key loops stop at its
+    // length, which Halide turns into their trip counts, not a test per key.
+    if (f.cacheLen.defined())
+      f.rj.where(f.kb * f.blockK + f.rj < keys);
     Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
                           : jA < keys && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
