@@ -108,6 +108,16 @@ void scheduleProjection(Func p, int vec) {
   stage.parallel(tasks);
 }
 
+/// The storage order of an rfactor's intermediate with its lane variable
+/// `u` innermost (rfactor appends it last).
+std::vector<Var> lanesInnermost(Func lanes, const Var &u) {
+  std::vector<Var> order = lanes.args();
+  order.erase(std::find_if(order.begin(), order.end(),
+                           [&](const Var &v) { return v.same_as(u); }));
+  order.insert(order.begin(), u);
+  return order;
+}
+
 /// A projection reading its weight [N, M] in place (AlgorithmFuncs::
 /// inPlaceProjections): each (row, column) is a dot product along the
 /// contiguous M, summed in vector lanes (rfactor) for a block of 4 columns x
@@ -126,14 +136,14 @@ void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projecti
   outer.erase(outer.begin());
   RVar ro("along_vectors"), ri("along_lanes");
   Var u("u"), cO("cO"), cI("cI"), rowO("rowO"), rowI("rowI");
-  // All columns, so the column blocks need no guard (a cache's bounds would
-  // otherwise make the region of the new keys' columns unknown).
   p.compute_root();
   Func lanes = p.update().split(along, ro, ri, vec).rfactor(ri, u);
   std::vector<VarOrRVar> order{ri, cI, rowI, cO, rowO};
   for (size_t k = 2; k < args.size(); ++k)
     order.push_back(args[k]);
   Stage sum = p.update();
+  // Column blocks divide the row's columns, which are all computed: rounding
+  // up needs no guard (a cache's bounds leave Halide unsure of the region).
   sum.split(c, cO, cI, columns, TailStrategy::RoundUp)
       .split(row, rowO, rowI, rows, TailStrategy::GuardWithIf)
       .reorder(order)
@@ -148,11 +158,7 @@ void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projecti
   }
   sum.parallel(tasks);
   // The lanes of the block: rows x columns vectors in registers over M.
-  std::vector<Var> laneArgs = lanes.args(); // rfactor appends u: store it innermost
-  laneArgs.erase(std::find_if(laneArgs.begin(), laneArgs.end(),
-                              [&](const Var &v) { return v.same_as(u); }));
-  laneArgs.insert(laneArgs.begin(), u);
-  lanes.compute_at(p, tasks.var).reorder_storage(laneArgs).vectorize(u);
+  lanes.compute_at(p, tasks.var).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
   std::vector<VarOrRVar> laneOrder{u, c, row, ro};
   laneOrder.insert(laneOrder.end(), outer.begin(), outer.end());
   lanes.update().reorder(laneOrder).vectorize(u).unroll(c).unroll(row);
@@ -616,11 +622,7 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       f.qk.compute_at(f.state, f.rk).vectorize(j, vec, TailStrategy::GuardWithIf);
       Func lanes = f.qk.update().split(f.rd.x, rdo, rdi, vec).rfactor(rdi, u);
       f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
-      std::vector<Var> laneStorage = lanes.args(); // rfactor appends u: store it innermost
-      laneStorage.erase(std::find_if(laneStorage.begin(), laneStorage.end(),
-                                     [&](const Var &v) { return v.same_as(u); }));
-      laneStorage.insert(laneStorage.begin(), u);
-      lanes.compute_at(f.qk, j).reorder_storage(laneStorage).vectorize(u);
+      lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
