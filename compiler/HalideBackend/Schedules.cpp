@@ -121,7 +121,7 @@ std::vector<Var> lanesInnermost(Func lanes, const Var &u) {
 /// A projection reading its weight [N, M] in place (AlgorithmFuncs::
 /// inPlaceProjections): each (row, column) is a dot product along the
 /// contiguous M, summed in vector lanes (rfactor) for a block of 4 columns x
-/// a few rows at once, then one horizontal sum per (row, column). One
+/// a few rows at once, then the lanes of each (row, column) added. One
 /// decode row streams each weight row once, at the memory's pace.
 void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projection, int vec) {
   Func p = projection.func;
@@ -147,8 +147,7 @@ void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projecti
   sum.split(c, cO, cI, columns, TailStrategy::RoundUp)
       .split(row, rowO, rowI, rows, TailStrategy::GuardWithIf)
       .reorder(order)
-      .atomic()
-      .vectorize(ri);
+      .unroll(ri); // (atomic().vectorize(ri) would add each sum by compare-and-swap)
   // One parallel loop over column blocks x rows x the outer dimensions.
   VarOrRVar tasks = cO;
   for (size_t k = 1; k < order.size() - 3; ++k) {
