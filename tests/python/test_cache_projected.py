@@ -24,6 +24,11 @@ kernel llama {
   cache = paged(block = 4); kv_dtype = bf16
   positional = rotary(base = 500); mask = causal
 }
+kernel half {
+  heads = 2; kv_heads = 1; head_dim = 16
+  project = self_qkv_out; model_dim = 16; dtype = f16
+  cache = contiguous; positional = rotary(style = interleaved)
+}
 kernel cross {
   heads = 2; head_dim = 6
   project = qkv; model_dim = 10; kv_model_dim = 7; proj_bias = true
@@ -149,3 +154,47 @@ def test_sinusoidal_positions_are_refused_with_a_cache():
     with pytest.raises(attnc.Error, match="'positional = sinusoidal' is refused with a cache"):
         attnc.compile("kernel k { head_dim = 8; project = self_qkv; model_dim = 16\n"
                       "  positional = sinusoidal; cache = contiguous }")
+
+
+def turn_interleaved(x, positions):
+    """Rotary (GPT-J pairs 2c, 2c + 1) of x [heads, L, D] at positions [L], float64."""
+    half = x.shape[-1] // 2
+    angle = positions[:, None] * 10000.0 ** (-np.arange(half) / half)[None, :]
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = a * cos - b * sin, b * cos + a * sin
+    return out
+
+
+def test_f16_layer_stores_f16_rows_and_matches_the_rounded_reference(lib):
+    """dtype = f16: x, weights, caches and out in f16, arithmetic in f32; the
+    reference computes in float64 from the same f16 values, the cache rows it
+    stores rounded to f16 (docs/language.md, storage types: 2e-3 bound)."""
+    rng = np.random.default_rng(13)
+    B, H, D, M, Lmax, Lq = 2, 2, 16, 16, 12, 3
+    w = {n: (rng.uniform(-1, 1, s) / 4).astype(np.float16)
+         for n, s in [("w_q", (H * D, M)), ("w_k", (D, M)), ("w_v", (D, M)), ("w_o", (M, H * D))]}
+    x = rng.uniform(-1, 1, (B, Lq, M)).astype(np.float16)
+    lens = np.array([4, 9], dtype=np.int32)
+    k_cache = rng.uniform(-1, 1, (B, 1, Lmax, D)).astype(np.float16)
+    v_cache = rng.uniform(-1, 1, (B, 1, Lmax, D)).astype(np.float16)
+    before_k, before_v = k_cache.astype(np.float64), v_cache.astype(np.float64)
+    out = lib.half(x=x, k_cache=k_cache, v_cache=v_cache, cache_len=lens, **w)
+    assert out.dtype == np.float16 and out.shape == (B, Lq, M)
+    W = {n: a.astype(np.float64) for n, a in w.items()}
+    for b in range(B):
+        n = int(lens[b])
+        xb = x[b].astype(np.float64)
+        pos = np.arange(n, n + Lq, dtype=np.float64)
+        q = turn_interleaved(heads(xb @ W["w_q"].T, H), pos)
+        kn = turn_interleaved(heads(xb @ W["w_k"].T, 1), pos)
+        vn = heads(xb @ W["w_v"].T, 1)
+        # The new rows are stored as f16.
+        assert np.abs(k_cache[b, :, n:n + Lq] - kn).max() <= 2e-3 * max(1, np.abs(kn).max())
+        assert np.abs(v_cache[b, :, n:n + Lq] - vn).max() <= 2e-3 * max(1, np.abs(vn).max())
+        keys = np.concatenate([before_k[b, :, :n], kn.astype(np.float16)], 1)
+        values = np.concatenate([before_v[b, :, :n], vn.astype(np.float16)], 1)
+        o, _ = attend(q, keys, values, n, causal=False)
+        ref = o.transpose(1, 0, 2).reshape(Lq, H * D) @ W["w_o"].T
+        assert_close(out[b].astype(np.float64), ref, ref, bound=2e-3)
