@@ -51,12 +51,15 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
   for (Func product : {t.qk, t.dp}) {
     if (!product.defined())
       continue;
-    Var jO("jO"), jI("jI"), iO("iO"), iI("iI"), iM("iM"), iV("iV");
+    Var jO("jO"), jI("jI"), iO("iO"), iW("iW"), iM("iM"), iV("iV");
     product.compute_at(level).reorder_storage(ii, j).vectorize(ii, vec, round);
     Stage update = product.update();
+    // Vectors first, then pairs of them: the other order (pairs, then
+    // vectors, both guarded) miscompiles in Halide 14 and added a row's
+    // last vector twice (Schedules.cpp, splitValueRegisters).
     update.split(j, jO, jI, 4, guard)
-        .split(ii, iO, iI, 2 * vec, guard)
-        .split(iI, iM, iV, vec, guard)
+        .split(ii, iW, iV, vec, guard)
+        .split(iW, iO, iM, 2, guard)
         .reorder({iV, iM, jI, rvarsOf(product)[0], iO, jO})
         .vectorize(iV)
         .unroll(iM)
@@ -74,10 +77,10 @@ void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int r
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = sum.args()[0];
   sum.compute_root().vectorize(d, vec, guard).parallel(task.back());
-  Var dO("dO"), dI("dI"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
-  sum.update()
-      .split(d, dO, dI, 2 * vec, guard)
-      .split(dI, dM, dV, vec, guard)
+  Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
+  sum.update() // (vectors first, then pairs of them: see scheduleTiles)
+      .split(d, dW, dV, vec, guard)
+      .split(dW, dO, dM, 2, guard)
       .split(row, rO, rI, rows, guard)
       .reorder({dV, dM, rI, x, dO, rO, y, task[0], task[1], task[2]})
       .vectorize(dV)
@@ -96,13 +99,13 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
   AlgorithmFuncs::Gradients &g = f.grad;
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = f.d, h = f.h, b = f.b;
-  Var dO("dO"), dI("dI"), dM("dM"), dV("dV"), t1("t1"), t2("t2");
+  Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), t1("t1"), t2("t2");
   RVar u = g.pairs[0], v = g.pairs[1], which = g.pairs[2], y = g.pairs[3], kb = g.pairs[4];
   RVar vO("vO"), vI("vI");
   g.sums.compute_root().vectorize(d, vec, guard).parallel(h);
-  g.sums.update()
-      .split(d, dO, dI, 2 * vec, guard)
-      .split(dI, dM, dV, vec, guard)
+  g.sums.update() // (vectors first, then pairs of them: see scheduleTiles)
+      .split(d, dW, dV, vec, guard)
+      .split(dW, dO, dM, 2, guard)
       .split(v, vO, vI, 4, guard)
       .reorder({dV, dM, vI, u, dO, vO, which, y, kb, g.chunk, h, b})
       .vectorize(dV)

@@ -39,6 +39,8 @@ const char *toString(SchedulePolicy policy) {
 /// and parallel.
 void scheduleOutput(Func out, int vec) {
   std::vector<Var> args = out.args();
+  if (args.empty()) // a scalar (the gradient of a declared f32 scalar)
+    return;
   out.vectorize(args.front(), vec, TailStrategy::GuardWithIf);
   if (args.size() >= 3) {
     Var fused("fused");
@@ -72,7 +74,7 @@ Stage blockMatrixProduct(Func p, int vec, Var rowO) {
   const int colVectors = vec >= 16 ? 4 : 2;
   std::vector<Var> args = p.args();
   Var c = args[0], row = args[1];
-  Var rowI("rowI"), cO("cO"), cM("cM"), cI("cI");
+  Var rowI("rowI"), cO("cO"), cM("cM"), cI("cI"), cV("cV");
   std::vector<VarOrRVar> order{cI, cM, rowI};
   const Internal::Definition &update = p.function().update(0);
   for (const Internal::ReductionVariable &rv : update.schedule().rvars())
@@ -82,9 +84,11 @@ Stage blockMatrixProduct(Func p, int vec, Var rowO) {
   for (size_t k = 2; k < args.size(); ++k)
     order.push_back(args[k]);
   Stage stage = p.update();
+  // Vectors first, then blocks of them (see splitValueRegisters: the other
+  // order miscompiles in Halide 14, e.g. 17 columns lost their last one).
   stage.split(row, rowO, rowI, 4, TailStrategy::GuardWithIf)
-      .split(c, cO, c, colVectors * vec, TailStrategy::GuardWithIf)
-      .split(c, cM, cI, vec, TailStrategy::GuardWithIf)
+      .split(c, cV, cI, vec, TailStrategy::GuardWithIf)
+      .split(cV, cO, cM, colVectors, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(cI)
       .unroll(cM)
