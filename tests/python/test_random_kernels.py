@@ -62,6 +62,8 @@ except ImportError:  # pragma: no cover
 
 F64 = None if torch is None else torch.float64
 F32 = None if torch is None else torch.float32
+if torch is not None:  # the float64 ALiBi slopes, rotary and positions of the backward tests
+    from test_backward import alibi_slopes, rotate, sinusoids  # noqa: E402
 
 # ----------------------------------------------------------------------------------------
 # Expressions (docs/language.md section 5): an AST rendered to `.attn` text and
@@ -1164,34 +1166,6 @@ def make_inputs(K, S, args, nrng):
 # ----------------------------------------------------------------------------------------
 # The float64 reference (docs/language.md section 2 and version 2's additions)
 # ----------------------------------------------------------------------------------------
-
-
-def alibi_slopes(H):
-    P = 2 ** int(math.floor(math.log2(H)))
-    return [2.0 ** (-8.0 * (h + 1) / P) if h < P else 2.0 ** (-4.0 * (2 * (h - P) + 1) / P)
-            for h in range(H)]
-
-
-def rotate(x, positions, style, base, dims):
-    """Rotary embeddings of x [..., L, D] at positions [L] (float64)."""
-    half = dims // 2
-    freq = base ** (-torch.arange(half, dtype=F64) * 2 / dims)
-    angle = positions.to(F64)[:, None] * freq[None, :]
-    cos, sin = torch.cos(angle), torch.sin(angle)
-    if style == "half":
-        a, b = x[..., :half], x[..., half:dims]
-    else:
-        a, b = x[..., 0:dims:2], x[..., 1:dims:2]
-    ra, rb = a * cos - b * sin, b * cos + a * sin
-    turned = torch.cat([ra, rb], -1) if style == "half" else torch.stack([ra, rb], -1).flatten(-2)
-    return torch.cat([turned, x[..., dims:]], -1)
-
-
-def sinusoids(L, M):
-    t = torch.arange(L, dtype=F64)[:, None]
-    m = torch.arange(M)[None, :]
-    angle = t / torch.pow(10000.0, (m - m % 2).to(F64) / M)
-    return torch.where(m % 2 == 0, torch.sin(angle), torch.cos(angle))
 
 
 def eval_mask(node, env):
