@@ -294,8 +294,11 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
   }
   std::vector<Var> t = f.ropeTable.args(); // (c, p)
   Var po("po"), pi("pi");
+  // Pairs rounded up to whole vectors: the table reads no buffer, and a
+  // guarded last vector of one pair (dims = 18) miscompiled in Halide 14 (the
+  // pair loop stored its first vector twice and never the ninth pair).
   f.ropeTable.compute_root()
-      .vectorize(t[0], vec, TailStrategy::GuardWithIf)
+      .vectorize(t[0], vec, TailStrategy::RoundUp)
       .split(t[1], po, pi, 64, TailStrategy::GuardWithIf)
       .parallel(po);
   Var jo("jo"), ji("ji"), task("task");
@@ -334,6 +337,23 @@ std::optional<Var> splitValueRegisters(Stage &stage, const Var &d, const Var &dO
       .vectorize(dI)
       .unroll(dO);
   return dC;
+}
+
+/// Splits d of a softmax_state update into vectors (dI, vectorized), and
+/// unrolls them and the rows `iu` up to 32 vectors; wider rows loop over both.
+/// The merge runs once per key block and row, so the loops cost nothing, and
+/// two other schedules miscompiled in Halide 14 when the row's last vector
+/// has one value (value_dim 33, 49, 65, ...): chunks of unrolled vectors ran
+/// the first chunk every time and never the last vector, and a row loop of
+/// unrolled rows lost the tail guard of every row after the first.
+/// `outer` are the loops outside the rows, innermost first.
+void splitStateVectors(Stage &stage, const Var &d, const Var &dO, const Var &dI, const Var &iu,
+                       int vec, int dVectors, std::vector<VarOrRVar> outer) {
+  stage.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI);
+  outer.insert(outer.begin(), {dI, dO, iu});
+  stage.reorder(outer);
+  if (dVectors <= 32)
+    stage.unroll(dO).unroll(iu);
 }
 
 /// `order` with `chunk` (if any) inserted before position `at`.
@@ -407,17 +427,15 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     f.state.compute_at(p.stateLevel).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors, p.pvChunk);
-    update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3)).unroll(iu);
+    splitStateVectors(update, d, dO, dI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
     notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
                     " rows) fused parallel; softmax_state computed per tile inside");
   } else {
     f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    std::optional<Var> dC = splitValueRegisters(update, d, dO, dI, vec, dVectors, p.pvChunk);
-    update.reorder(withChunk({dI, dO, iu, io, f.rk, qt, f.s, h, b}, dC, 3))
-        .unroll(iu)
+    splitStateVectors(update, d, dO, dI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
+    update
         .fuse(f.s, h, t1)
         .fuse(t1, b, task)
         .parallel(task)

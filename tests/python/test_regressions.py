@@ -38,3 +38,56 @@ def test_backward_with_a_scalar_input_compiles_and_runs():
     grads = lib.k_backward(q=q, k=k, v=v, t0=t0, out=out, lse=lse, d_out=np.ones_like(out))
     # t0 is read by nothing: its gradient is exactly 0.
     assert all(np.isfinite(g).all() for g in grads) and float(grads[-1]) == 0.0
+
+
+def _softmax_attention(q, k, v, heads_per_group):
+    """float64 softmax(q k^T / sqrt(D)) v over (B, H, L, D) arrays, K/V heads shared by
+    groups of `heads_per_group` query heads."""
+    k = np.repeat(k.astype(np.float64), heads_per_group, axis=1)
+    v = np.repeat(v.astype(np.float64), heads_per_group, axis=1)
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def test_value_rows_whose_last_vector_holds_one_value():
+    # Halide 14 miscompiled softmax_state's merge when a row's last vector has
+    # one value: value_dim 33 lost its last column; 65 (and up) corrupted the
+    # heap; a GQA decode tile lost the guard of its second row; rows wider
+    # than 32 vectors (257) took the loop path and broke the same way.
+    rng = np.random.default_rng(2)
+    for dv, heads, kv_heads, lq, lk in ((33, 1, 1, 2, 3), (65, 4, 2, 1, 300),
+                                        (129, 3, 1, 5, 1000), (257, 4, 2, 1, 300)):
+        lib = attnc.compile("kernel k { head_dim = 8; value_dim = %d; heads = %d; "
+                            "kv_heads = %d }" % (dv, heads, kv_heads))
+        q = rng.standard_normal((2, heads, lq, 8)).astype(np.float32)
+        k = rng.standard_normal((2, kv_heads, lk, 8)).astype(np.float32)
+        v = rng.standard_normal((2, kv_heads, lk, dv)).astype(np.float32)
+        out = lib.k(q=q, k=k, v=v)
+        ref = _softmax_attention(q, k, v, heads // kv_heads)
+        assert np.abs(out - ref).max() <= 1e-5, (dv, heads, kv_heads, lq, lk)
+
+
+def _rope(x, dims, style, base=10000.0):
+    """float64 rotary embeddings of x [..., L, D] at positions 0..L-1."""
+    x = x.astype(np.float64).copy()
+    half = dims // 2
+    angle = np.arange(x.shape[-2])[:, None] * base ** (-np.arange(half) / half)[None, :]
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = ((slice(0, half), slice(half, dims)) if style == "half" else
+            (slice(0, dims, 2), slice(1, dims, 2)))
+    x[..., a], x[..., b] = x[..., a] * cos - x[..., b] * sin, x[..., b] * cos + x[..., a] * sin
+    return x
+
+
+def test_rotary_with_nine_pairs():
+    # The cos/sin table's last vector held one pair (dims = 18): Halide 14
+    # stored its first vector twice and left the ninth pair uninitialised.
+    rng = np.random.default_rng(3)
+    for style in ("half", "interleaved"):
+        lib = attnc.compile("kernel k { head_dim = 64; positional = rotary(style = %s, "
+                            "dims = 18) }" % style)
+        q, k, v = (rng.standard_normal((1, 1, 37, 64)).astype(np.float32) for _ in range(3))
+        out = lib.k(q=q, k=k, v=v)
+        ref = _softmax_attention(_rope(q, 18, style), _rope(k, 18, style), v, 1)
+        assert np.abs(out - ref).max() <= 1e-5, style
