@@ -60,6 +60,16 @@ int divisorAtMost(int n, int limit) {
   return 1;
 }
 
+/// The tail of a pure stage's dimension of `extent` values (0: not known)
+/// vectorized by `vec`: guarded, except when the last vector would hold one
+/// value, which Halide 14 miscompiles (the guard vanishes and whole vectors
+/// are stored past the end): that vector shifts inwards and recomputes
+/// values, which a pure stage may.
+TailStrategy pureTail(int extent, int vec) {
+  return extent > vec && extent % vec == 1 ? TailStrategy::ShiftInwards
+                                           : TailStrategy::GuardWithIf;
+}
+
 int constantOf(const Expr &e, int fallback) {
   if (const int64_t *v = as_const_int(e))
     return (int)*v;
@@ -631,8 +641,8 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
     // (The additive score's sum over hidden units is a reduction of the same
     // shape, over W_q q + W_k k, stored with the hidden unit innermost.)
     const int reduced = constantOf(f.rd.x.extent(), 0);
-    f.blockScore.vectorize(jj, vec, TailStrategy::GuardWithIf);
-    f.blockExp.vectorize(jj, vec, TailStrategy::GuardWithIf);
+    f.blockScore.vectorize(jj, vec, pureTail(BK, vec));
+    f.blockExp.vectorize(jj, vec, pureTail(BK, vec));
     if (reduced <= 0 || reduced % vec != 0) {
       notes.push_back("qk: per key vector (few query rows), keys vectorized");
     } else {

@@ -1694,10 +1694,6 @@ def known_bugs(K, trials=()):
     if K["mode"] == "packed" and K["rotary"] and K["backward"]:
         # BUG-13: the gradients of every sequence after the first are wrong.
         bugs.append("BUG-13 packed + rotary + backward: wrong d_q / d_x")
-    if K["softcap"] and fixed_q and isinstance(K["seq_k"], int):
-        # BUG-14: decode with fixed sizes (seq_q = 1; seq_k = 17) under softcap: wrong out
-        # (dot with 'outputs = out, lse', or the additive score).
-        bugs.append("BUG-14 softcap + fixed seq_q and seq_k (decode): wrong out")
     return bugs
 
 

@@ -91,3 +91,22 @@ def test_rotary_with_nine_pairs():
         out = lib.k(q=q, k=k, v=v)
         ref = _softmax_attention(_rope(q, 18, style), _rope(k, 18, style), v, 1)
         assert np.abs(out - ref).max() <= 1e-5, style
+
+
+def test_decode_block_of_seventeen_keys_under_softcap():
+    # The scores of a 17-key block (seq_k = 17, a last vector of one key):
+    # Halide 14 dropped the guard of the last vector and stored 8 scores past
+    # the block's end, over the state of the row.
+    rng = np.random.default_rng(4)
+    lib = attnc.compile("kernel k { head_dim = 8; seq_q = 1; seq_k = 17; softcap = 0.5; "
+                        "outputs = out, lse }")
+    q = rng.standard_normal((2, 1, 1, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 1, 17, 8)).astype(np.float32) for _ in range(2))
+    out, lse = lib.k(q=q, k=k, v=v)
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(8)
+    s = 0.5 * np.tanh(s / 0.5)
+    m = s.max(-1, keepdims=True)
+    ref_lse = (m + np.log(np.exp(s - m).sum(-1, keepdims=True)))[..., 0]
+    ref = np.exp(s - ref_lse[..., None]) @ v.astype(np.float64)
+    assert np.abs(out - ref).max() <= 1e-5
+    assert np.abs(lse - ref_lse).max() <= 1e-5
