@@ -37,11 +37,30 @@ const char *toString(SchedulePolicy policy) {
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
 /// and parallel.
+namespace {
+/// The tail of a pure stage's dimension of `extent` values (0: not known)
+/// vectorized by `vec`: guarded, except when the last vector would hold one
+/// value, which Halide 14 miscompiles (the guard vanishes and whole vectors
+/// are stored past the end): that vector shifts inwards and recomputes
+/// values, which a pure stage may.
+TailStrategy pureTail(int extent, int vec) {
+  return extent > vec && extent % vec == 1 ? TailStrategy::ShiftInwards
+                                           : TailStrategy::GuardWithIf;
+}
+
+/// The fixed extent of an output's innermost dimension, else 0.
+int fixedInnerExtent(Func out) {
+  if (const int64_t *v = as_const_int(out.output_buffer().parameter().extent_constraint(0)))
+    return (int)*v;
+  return 0;
+}
+} // namespace
+
 void scheduleOutput(Func out, int vec) {
   std::vector<Var> args = out.args();
   if (args.empty()) // a scalar (the gradient of a declared f32 scalar)
     return;
-  out.vectorize(args.front(), vec, TailStrategy::GuardWithIf);
+  out.vectorize(args.front(), vec, pureTail(fixedInnerExtent(out), vec));
   if (args.size() >= 3) {
     Var fused("fused");
     out.fuse(args[args.size() - 2], args.back(), fused).parallel(fused);
@@ -58,16 +77,6 @@ int divisorAtMost(int n, int limit) {
     if (n % k == 0)
       return k;
   return 1;
-}
-
-/// The tail of a pure stage's dimension of `extent` values (0: not known)
-/// vectorized by `vec`: guarded, except when the last vector would hold one
-/// value, which Halide 14 miscompiles (the guard vanishes and whole vectors
-/// are stored past the end): that vector shifts inwards and recomputes
-/// values, which a pure stage may.
-TailStrategy pureTail(int extent, int vec) {
-  return extent > vec && extent % vec == 1 ? TailStrategy::ShiftInwards
-                                           : TailStrategy::GuardWithIf;
 }
 
 int constantOf(const Expr &e, int fallback) {

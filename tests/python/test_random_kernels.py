@@ -1687,10 +1687,6 @@ def known_bugs(K, trials=()):
             l.kind == "expr" for l in K["mask"].leaves()):
         # BUG-10: alibi + a mask expression of the row alone (ip == i): visibility inverted.
         bugs.append("BUG-10 alibi + expression mask: wrong visibility")
-    if K["score"] == "additive" and "weights" in K["outputs"] and isinstance(
-            K["batch"], int) and isinstance(K["seq_k"], int):
-        # BUG-12: garbage weights (up to 1e16) or a corrupted heap.
-        bugs.append("BUG-12 additive + weights + fixed batch and seq_k: heap corruption")
     if K["mode"] == "packed" and K["rotary"] and K["backward"]:
         # BUG-13: the gradients of every sequence after the first are wrong.
         bugs.append("BUG-13 packed + rotary + backward: wrong d_q / d_x")

@@ -110,3 +110,23 @@ def test_decode_block_of_seventeen_keys_under_softcap():
     ref = np.exp(s - ref_lse[..., None]) @ v.astype(np.float64)
     assert np.abs(out - ref).max() <= 1e-5
     assert np.abs(lse - ref_lse).max() <= 1e-5
+
+
+def test_weights_of_nine_fixed_keys():
+    # The weights' rows of seq_k = 9 keys (a last vector of one key): Halide 14
+    # dropped the guard, left the ninth weight 0 and stored 7 floats past the
+    # row, corrupting the next rows and the heap.
+    rng = np.random.default_rng(5)
+    lib = attnc.compile("kernel k { head_dim = 4; batch = 1; seq_k = 9; "
+                        "score = additive(hidden = 4); outputs = out, weights }")
+    q = rng.standard_normal((1, 1, 3, 4)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 1, 9, 4)).astype(np.float32) for _ in range(2))
+    wq, wk = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
+    wv = rng.standard_normal(4).astype(np.float32)
+    out, weights = lib.k(q=q, k=k, v=v, score_wq=wq, score_wk=wk, score_wv=wv)
+    s = np.tanh((q[0, 0].astype(np.float64) @ wq.T)[:, None, :] +
+                (k[0, 0].astype(np.float64) @ wk.T)[None, :, :]) @ wv
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert np.abs(weights[0, 0] - p).max() <= 1e-5
+    assert np.abs(out[0, 0] - p @ v[0, 0]).max() <= 1e-5
