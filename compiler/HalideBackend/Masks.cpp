@@ -152,7 +152,11 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     case MaskKind::Custom:
       if (!term.expr.defined())
         throw BackendError("kernel '" + config.name + "': custom mask term without an expression");
-      t.visible = buildExpr(term.expr, env);
+      // Simplified on its own first: `ip - i` is then the offset alone. Left
+      // to the pipeline, the query row shared with an ALiBi bias became a let
+      // that Halide 14's correlated-differences pass turned `ip - i != c`
+      // into `query tile != 0`.
+      t.visible = Halide::Internal::simplify(buildExpr(term.expr, env));
       break;
     }
     terms.push_back(t);

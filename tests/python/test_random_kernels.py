@@ -1683,10 +1683,6 @@ def known_bugs(K, trials=()):
         # BUG-9: attnc segfaults in Halide's simplifier (batch = 1; seq_q = 64;
         # mask = valid_len & causal).
         bugs.append("BUG-9 fixed batch + seq_q + valid_len: compiler segfault")
-    if K["bias"] == "alibi" and K["mask"] is not None and any(
-            l.kind == "expr" for l in K["mask"].leaves()):
-        # BUG-10: alibi + a mask expression of the row alone (ip == i): visibility inverted.
-        bugs.append("BUG-10 alibi + expression mask: wrong visibility")
     if K["mode"] == "packed" and K["rotary"] and K["backward"]:
         # BUG-13: the gradients of every sequence after the first are wrong.
         bugs.append("BUG-13 packed + rotary + backward: wrong d_q / d_x")

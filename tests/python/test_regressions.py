@@ -130,3 +130,20 @@ def test_weights_of_nine_fixed_keys():
     p /= p.sum(-1, keepdims=True)
     assert np.abs(weights[0, 0] - p).max() <= 1e-5
     assert np.abs(out[0, 0] - p @ v[0, 0]).max() <= 1e-5
+
+
+def test_alibi_with_a_mask_of_the_offset():
+    # `ip - i` is the offset Lk - Lq. Beside ALiBi (which reads ip too) Halide
+    # 14's correlated-differences pass turned `ip - i != c` into `tile != 0`
+    # and masked every row of the first query tile.
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((1, 1, 3, 4)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 1, 5, 4)).astype(np.float32) for _ in range(2))
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / 2.0
+    ip = np.arange(3)[:, None] + 2
+    s = s - 2.0 ** -8 * (ip - np.arange(5)[None, :])  # ALiBi, one head
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    for mask, expected in (("ip - i != -2", ref), ("ip - i != 2", np.zeros_like(ref))):
+        lib = attnc.compile("kernel k { head_dim = 4; bias = alibi; mask = %s }" % mask)
+        assert np.abs(lib.k(q=q, k=k, v=v) - expected).max() <= 1e-5, mask
