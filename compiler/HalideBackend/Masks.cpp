@@ -40,6 +40,16 @@ struct TermTests {
 };
 } // namespace
 
+namespace {
+/// Whether a custom expression reads the key index j.
+bool readsKey(const ExprGraph &graph) {
+  for (const ExprNode &node : graph.nodes)
+    if (node.op == ExprNode::Var && node.name == "j")
+      return true;
+  return false;
+}
+} // namespace
+
 MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   AlgorithmFuncs &f = in.f;
   const AttentionConfig &config = in.config;
@@ -152,11 +162,14 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     case MaskKind::Custom:
       if (!term.expr.defined())
         throw BackendError("kernel '" + config.name + "': custom mask term without an expression");
-      // Simplified on its own first: `ip - i` is then the offset alone. Left
-      // to the pipeline, the query row shared with an ALiBi bias became a let
-      // that Halide 14's correlated-differences pass turned `ip - i != c`
-      // into `query tile != 0`.
-      t.visible = Halide::Internal::simplify(buildExpr(term.expr, env));
+      t.visible = buildExpr(term.expr, env);
+      // A term of the rows alone is simplified on its own first: `ip - i` is
+      // then the offset alone. Left to the pipeline, the query row shared
+      // with an ALiBi bias became a let that Halide 14's correlated-
+      // differences pass turned `ip - i != c` into `query tile != 0`. (Terms
+      // of the key keep their form: Halide trims footprints through them.)
+      if (!readsKey(term.expr))
+        t.visible = Halide::Internal::simplify(t.visible);
       break;
     }
     terms.push_back(t);
