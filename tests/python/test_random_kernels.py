@@ -580,7 +580,8 @@ def gen_kernel(r, invalid_rate=0.08, cheap=False, r2=None):
         if r.random() < 0.5:
             Dk = r.choice((2, 3, 5, 8, 12))
     K["Dk"] = Dk
-    # Rows whose last vector holds one value (33, 65) miscompiled (BUG-3).
+    # Rows whose last vector holds one value (33, 65) miscompiled in Halide 14
+    # (test_regressions.py).
     K["Dv"] = D if r.random() < 0.5 else r.choice((1, 3, 5, 8, 12, 16) if cheap else
                                                   (1, 3, 5, 8, 12, 16, 33, 65))
     K["set_value_dim"] = K["Dv"] != D or r.random() < 0.2
