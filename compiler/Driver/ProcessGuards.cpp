@@ -3,7 +3,9 @@
 // LLVM is built without exceptions, so its handlers cannot throw back to the
 // driver: they print, remove the temporary files and _exit. An I/O failure
 // on an output stream is the environment's (exit 2); any other fatal LLVM
-// error on valid input is a bug of attnc (exit 3).
+// error on valid input is a bug of attnc (exit 3). So is a crash (a
+// segmentation fault inside Halide's lowering, for one): it is reported as
+// such, on a stack of its own so that a stack overflow is reported too.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/ProcessGuards.h"
@@ -40,6 +42,38 @@ void onLLVMFatalError(void *, const char *reason, bool) {
   leave("attnc: internal error: LLVM: ", reason, InternalError);
 }
 
+/// A crash: only async-signal-safe calls (unlink, write, _exit).
+void onCrash(int sig) {
+  removeTempFilesNow();
+  const char *what = sig == SIGSEGV ? "a segmentation fault"
+                     : sig == SIGBUS ? "a bus error"
+                     : sig == SIGFPE ? "an arithmetic exception"
+                                     : "an illegal instruction";
+  const char *parts[] = {"attnc: internal error: the compiler crashed (", what,
+                         "); this is a bug of attnc: please report it with the .attn file\n"};
+  for (const char *part : parts)
+    if (write(STDERR_FILENO, part, std::strlen(part)) < 0)
+      break;
+  _exit(InternalError);
+}
+
+void reportCrashes() {
+  static char altStack[64 * 1024];
+  stack_t stack;
+  std::memset(&stack, 0, sizeof stack);
+  stack.ss_sp = altStack;
+  stack.ss_size = sizeof altStack;
+  sigaltstack(&stack, nullptr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = onCrash;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigaction(sig, &action, nullptr);
+  }
+}
+
 } // namespace
 
 void installProcessGuards() {
@@ -48,6 +82,7 @@ void installProcessGuards() {
   removeTempFilesOnSignals();
   llvm::install_bad_alloc_error_handler(onLLVMOutOfMemory, nullptr);
   llvm::install_fatal_error_handler(onLLVMFatalError, nullptr);
+  reportCrashes();
 }
 
 } // namespace attnc
