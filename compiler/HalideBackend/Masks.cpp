@@ -38,9 +38,7 @@ namespace {
 struct TermTests {
   Expr visible, blockVisible;
 };
-} // namespace
 
-namespace {
 /// Whether a custom expression reads the key index j.
 bool readsKey(const ExprGraph &graph) {
   for (const ExprNode &node : graph.nodes)

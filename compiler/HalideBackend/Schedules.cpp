@@ -35,8 +35,6 @@ const char *toString(SchedulePolicy policy) {
   return "?";
 }
 
-/// Outputs: vectorized over the innermost dimension, the two outermost fused
-/// and parallel.
 namespace {
 /// The tail of a pure stage's dimension of `extent` values (0: not known)
 /// vectorized by `vec`: guarded, except when the last vector would hold one
@@ -56,6 +54,8 @@ int fixedInnerExtent(Func out) {
 }
 } // namespace
 
+/// Outputs: vectorized over the innermost dimension, the two outermost fused
+/// and parallel.
 void scheduleOutput(Func out, int vec) {
   std::vector<Var> args = out.args();
   if (args.empty()) // a scalar (the gradient of a declared f32 scalar)
