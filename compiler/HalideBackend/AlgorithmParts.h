@@ -60,8 +60,9 @@ struct ScoreParts {
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,
                        const Halide::Expr &raw, bool withSlope = false);
 
-/// Whether the scale multiplies q before the score (q . k linear in q).
-bool scaleFoldedIntoQuery(const AttentionConfig &config);
+/// Whether the scale multiplies q before the score (q . k linear in q, and
+/// q not read as bf16 pairs: AlgorithmFuncs::bf16Products).
+bool scaleFoldedIntoQuery(const AttentionConfig &config, const AlgorithmFuncs &f);
 
 
 struct PackedSequences;

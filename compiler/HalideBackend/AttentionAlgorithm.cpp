@@ -105,11 +105,14 @@ namespace {
 /// Builds every Func of one kernel into `f`; one method per part.
 class AlgorithmBuilder {
 public:
-  AlgorithmBuilder(const AttentionConfig &config, AlgorithmFuncs &f)
-      : config(config), spec(config.kernel), f(f) {}
+  AlgorithmBuilder(const AttentionConfig &config, AlgorithmFuncs &f, const Target &target,
+                   Bf16Products bf16)
+      : config(config), spec(config.kernel), f(f), target(target), bf16(bf16) {}
 
   void build() {
     chooseTiles();
+    f.bf16Products = bf16 != Bf16Products::None && bf16ProductsApply();
+    f.bf16Values = f.bf16Products && bf16 == Bf16Products::ScoresAndValues;
     makeParams();
     makeSizes();
     constrainParams();
@@ -126,6 +129,8 @@ private:
   const AttentionConfig &config;
   const KernelDesc &spec;
   AlgorithmFuncs &f;
+  const Target &target;
+  Bf16Products bf16;
   std::map<std::string, ImageParam> params;
   std::map<std::string, const ArgSpec *> argByName;
   std::optional<PackedSequences> packed; // batch = packed
@@ -172,6 +177,22 @@ private:
         f.splits = (int)std::max<int64_t>(
             1, std::min<int64_t>(8, (sizes.Lk + f.blockK - 1) / f.blockK / 2));
     }
+  }
+
+  /// AlgorithmFuncs::bf16Products: the target has vdpbf16ps, q, k and v
+  /// are bf16 as the caller stores them (a projected, positioned, turned or
+  /// W-transformed row would need a second rounding), and the tiles are
+  /// prefill's (whole 16-row vectors, key blocks of pairs, rows of pairs).
+  bool bf16ProductsApply() const {
+    KernelSizes sizes = spec.sizes();
+    bool dotScore = spec.score == ScoreKind::Dot || spec.score == ScoreKind::ScaledDot ||
+                    spec.score == ScoreKind::Custom;
+    return target.arch == Target::X86 && target.has_feature(Target::AVX512_SapphireRapids) &&
+           spec.dtype == ElemType::BF16 && spec.kvDtype == ElemType::BF16 && dotScore &&
+           spec.project == ProjectKind::None && spec.positional == PositionalKind::None &&
+           !spec.packed && !spec.cache.any() && !config.backward && f.tileQ % 16 == 0 &&
+           f.blockK % 2 == 0 && sizes.Dk > 0 && sizes.Dk % 2 == 0 && sizes.Dv > 0 &&
+           sizes.Dv % 16 == 0;
   }
 
   void makeParams() {
@@ -443,6 +464,8 @@ private:
       qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
       kIn(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
       f.vIn(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+      if (f.bf16Products)
+        makeBf16Operands(q, k, v);
       break;
     }
     default: {
@@ -465,6 +488,26 @@ private:
       rotateRows(f.kIn, kIn, table, spec.rotary,
                  packed ? clamp(packed->keyPosition(f.j), 0, f.Lk - 1) : f.j);
     }
+  }
+
+  /// bf16Products: the queries of each row group's rows as pairs of
+  /// channels, k as stored, and (bf16Values) v as pairs of keys (zero past
+  /// Lk, where p is 0 too: a stale row must not turn 0 * v into NaN).
+  void makeBf16Operands(ImageParam q, ImageParam k, ImageParam v) {
+    bool bshd = spec.layout == Layout::BSHD;
+    Expr P = Expr((int32_t)f.groupP);
+    Expr row = clampRow(f.i / P, f.Lq), head = f.h * P + f.i % P;
+    Expr channel = 2 * f.dp + f.e;
+    f.qPairs(f.e, f.i, f.dp, f.h, f.b) =
+        bshd ? q(channel, head, row, f.b) : q(channel, row, head, f.b);
+    Expr cj = clampRow(f.j, f.Lk);
+    f.kBf16(f.d, f.j, f.g, f.b) = bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b);
+    if (!f.bf16Values)
+      return;
+    Expr key = 2 * f.jp + f.e, ck = clampRow(key, f.Lk);
+    Expr stored = bshd ? v(f.d, f.g, ck, f.b) : v(f.d, ck, f.g, f.b);
+    f.vPairs(f.e, f.d, f.jp, f.g, f.b) =
+        select(key < f.Lk, stored, cast(BFloat(16), Expr(0.0f)));
   }
 
   /// KV caches: the new rows (k turned at the queries' positions) are
@@ -643,6 +686,18 @@ private:
     f.qRow(f.d, f.i, f.h, f.b) = f.qs(f.d, f.i / P, f.h * P + f.i % P, f.b);
   }
 
+  /// qk of bf16Products: the raw q . k, summed over pairs of channels.
+  void defineBf16ScoreReduction() {
+    const int64_t H = *Halide::Internal::as_const_int(f.H),
+                  G = *Halide::Internal::as_const_int(f.G);
+    Expr g = f.h / (int32_t)(H / f.groupP / G);
+    f.rdPairs = RDom(0, 2, 0, f.Dk / 2, "rdp");
+    Expr q = f.qPairs(f.rdPairs.x, f.i, f.rdPairs.y, f.h, f.b);
+    Expr k = f.kBf16(2 * f.rdPairs.y + f.rdPairs.x, f.j, g, f.b);
+    f.qk(f.j, f.i, f.h, f.b) = 0.0f;
+    f.qk(f.j, f.i, f.h, f.b) += cast<float>(q) * cast<float>(k);
+  }
+
   void makeBlocks() {
     Expr P = Expr((int32_t)f.groupP);
     Expr rA = f.qt * f.tileQ + f.ii;
@@ -651,7 +706,10 @@ private:
     f.rj = RDom(0, f.blockK, "rj");
 
     makeRowQueries();
-    defineScoreReduction(f, config, f.qk, /*blockRows=*/true);
+    if (f.bf16Products)
+      defineBf16ScoreReduction();
+    else
+      defineScoreReduction(f, config, f.qk, /*blockRows=*/true);
     ExprEnv env = makeEnv(iA, jA, hA, f.b);
     ScoreParts parts = finishScore(f, config, env, f.qk(jA, rA, f.h, f.b));
     auto [sinkGroup, sinkKeys] = sinkPrefix();
@@ -688,8 +746,20 @@ private:
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) += p;
     f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;
-    f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
-        p * f.vIn(f.d, f.kb * f.blockK + f.rj, kvHeadOf(f.h), f.b);
+    if (f.bf16Values) {
+      // p rounded to bf16 (to nearest even) is the one rounding this adds:
+      // at most 2^-9 of each weight (LANGUAGE.md 9.1's bound is 8e-3).
+      f.pPairs(f.e, f.ii, f.jp, f.qt, f.kb, f.h, f.b) = cast(
+          BFloat(16), f.blockExp(2 * f.jp + f.e, f.ii, f.qt, f.kb, f.h, f.b));
+      f.rjPairs = RDom(0, 2, 0, f.blockK / 2, "rjp");
+      Expr pair = f.pPairs(f.rjPairs.x, f.ii, f.rjPairs.y, f.qt, f.kb, f.h, f.b);
+      Expr values =
+          f.vPairs(f.rjPairs.x, f.d, f.kb * (f.blockK / 2) + f.rjPairs.y, kvHeadOf(f.h), f.b);
+      f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) += cast<float>(pair) * cast<float>(values);
+    } else {
+      f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
+          p * f.vIn(f.d, f.kb * f.blockK + f.rj, kvHeadOf(f.h), f.b);
+    }
 
     keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
     if (f.cacheLen.defined()) {
@@ -949,11 +1019,12 @@ private:
 
 } // namespace
 
-AlgorithmFuncs buildAlgorithm(const AttentionConfig &config) {
+AlgorithmFuncs buildAlgorithm(const AttentionConfig &config, const Target &target,
+                              Bf16Products bf16) {
   AlgorithmFuncs funcs;
   funcs.name = config.name;
   try {
-    AlgorithmBuilder(config, funcs).build();
+    AlgorithmBuilder(config, funcs, target, bf16).build();
   } catch (const BackendError &) {
     throw;
   } catch (const Halide::Error &e) {

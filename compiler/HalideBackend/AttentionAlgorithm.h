@@ -107,6 +107,21 @@ struct AlgorithmFuncs {
   Halide::Func blockExp = exactFunc("block_exp");       // (jj, ii, qt, kb, h, b)
   Halide::Func blockSum = exactFunc("block_sum");       // (ii, qt, kb, h, b)
   Halide::Func blockPV = exactFunc("block_pv");         // (d, ii, qt, kb, h, b)
+  /// AVX-512 BF16 (`vdpbf16ps`: pairs of bf16 products summed into f32
+  /// lanes) for Q.K^T, and for P.V where bf16Values; set by buildAlgorithm
+  /// for the targets and kernels that allow it. Then q_pairs, k_bf16,
+  /// v_pairs and p_pairs hold the operands as bf16 pairs (e = 0, 1
+  /// innermost), qk sums over rdPairs and block_pv over rjPairs, and the
+  /// scale multiplies the score (a scaled query would no longer be a bf16
+  /// value).
+  bool bf16Products = false;
+  bool bf16Values = false;
+  Halide::Func qPairs = exactFunc("q_pairs"); // (e, i, dp, h, b): row i's q[2 dp + e]
+  Halide::Func kBf16 = exactFunc("k_bf16");   // (d, j, g, b): k as stored
+  Halide::Func vPairs = exactFunc("v_pairs"); // (e, d, jp, g, b): v[2 jp + e][d], 0 past Lk
+  Halide::Func pPairs = exactFunc("p_pairs"); // (e, ii, jp, qt, kb, h, b): bf16(block_exp)
+  Halide::RDom rdPairs, rjPairs;              // (e, dp) over Dk; (e, jp) over a key block
+  Halide::Var e{"e"}, dp{"dp"}, jp{"jp"};
   /// A union's sink group (`causal & (window(W) | sink(S))`): keys [0, S)
   /// that no other group sees, once per query tile (sk < S), as the state's
   /// starting value; the key blocks then follow the other groups only, so a
@@ -210,8 +225,15 @@ struct AlgorithmFuncs {
   std::vector<Halide::Argument> arguments() const;
 };
 
-/// Builds the algorithm of one kernel; throws BackendError on a config it
-/// cannot express. Makes no scheduling call; the same for every target.
-AlgorithmFuncs buildAlgorithm(const AttentionConfig &config);
+/// Where AlgorithmFuncs::bf16Products may be used, if the target and the
+/// kernel allow it at all: Q.K^T and P.V, Q.K^T only, nowhere.
+enum class Bf16Products { ScoresAndValues, ScoresOnly, None };
+
+/// Builds the algorithm of one kernel for `target` (which only decides
+/// AlgorithmFuncs::bf16Products); throws BackendError on a config it cannot
+/// express. Makes no scheduling call.
+AlgorithmFuncs buildAlgorithm(const AttentionConfig &config,
+                              const Halide::Target &target = Halide::Target(),
+                              Bf16Products bf16 = Bf16Products::ScoresAndValues);
 
 } // namespace attnc::halide_backend

@@ -176,6 +176,11 @@ struct EmitOptions {
   /// library of a process shares one runtime and thread pool. Empty: embed
   /// (when withRuntime).
   std::string sharedRuntime;
+  /// Form bf16 Q.K^T and P.V products with AVX-512 BF16's vdpbf16ps where the
+  /// target has it (AlgorithmFuncs::bf16Products). Off by default: the CPUs
+  /// measured so far run vdpbf16ps at half the FLOP rate of f32 FMAs
+  /// (docs/benchmarks.md), so prefill is faster widened.
+  bool bf16Products = false;
 };
 
 } // namespace attnc::halide_backend

@@ -340,7 +340,7 @@ private:
   Func queryGradient() {
     Var d = f.d, i = f.i, h = f.h, b = f.b;
     Func dq = exactFunc("d_q_in");
-    const float qScale = scaleFoldedIntoQuery(config) ? (float)config.scale : 1.0f;
+    const float qScale = scaleFoldedIntoQuery(config, f) ? (float)config.scale : 1.0f;
     switch (spec.score) {
     case ScoreKind::Additive: {
       // W_q q: dq = d(W_q q) W_q, W_q [N, D] being (d, n) in Halide.

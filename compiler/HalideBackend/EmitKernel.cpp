@@ -103,6 +103,39 @@ struct CompiledKernels {
   Halide::Module module{"", Target()};
 };
 
+/// Halide 14 lowers an atomic reduction it cannot vectorize to serial loops
+/// (it must prove the store's and the load's index equal, and fails for
+/// block_pv of causal tiles with a run-time seq_q): a pair loop of the bf16
+/// products left in the lowered code would run one bf16 product at a time.
+/// Returns the products to build again with instead, if so.
+std::optional<Bf16Products> scalarBf16Fallback(const AlgorithmFuncs &funcs,
+                                               const Halide::Module &module) {
+  if (!funcs.bf16Products)
+    return std::nullopt;
+  struct PairLoops : Halide::Internal::IRVisitor {
+    bool scores = false, values = false;
+    using IRVisitor::visit;
+    void visit(const Halide::Internal::For *loop) override {
+      auto endsWith = [&](const std::string &suffix) {
+        return loop->name.size() >= suffix.size() &&
+               loop->name.compare(loop->name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      scores = scores || endsWith(funcs_.rdPairs.x.name());
+      values = values || (funcs_.rjPairs.defined() && endsWith(funcs_.rjPairs.x.name()));
+      IRVisitor::visit(loop);
+    }
+    explicit PairLoops(const AlgorithmFuncs &funcs) : funcs_(funcs) {}
+    const AlgorithmFuncs &funcs_;
+  } loops(funcs);
+  for (const Halide::Internal::LoweredFunc &fn : module.functions())
+    fn.body.accept(&loops);
+  if (loops.scores)
+    return Bf16Products::None;
+  if (loops.values)
+    return Bf16Products::ScoresOnly;
+  return std::nullopt;
+}
+
 CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
                                const EmitOptions &options, const Target &target,
                                bool lower) {
@@ -116,15 +149,24 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       throw BackendError("two kernels are named '" + config.name + "'");
     result.configs.push_back(&config);
     std::optional<AlgorithmFuncs> funcs;
-    {
-      StageTimer timer("Halide algorithm, schedule");
-      funcs.emplace(buildAlgorithm(config));
-      applySchedule(*funcs, config, options.schedule, target);
-    }
-    if (lower) {
+    Bf16Products bf16 = options.bf16Products ? Bf16Products::ScoresAndValues : Bf16Products::None;
+    for (;;) {
+      {
+        StageTimer timer("Halide algorithm, schedule");
+        funcs.emplace(buildAlgorithm(config, target, bf16));
+        applySchedule(*funcs, config, options.schedule, target);
+      }
+      if (!lower)
+        break;
       StageTimer timer("Halide lowering");
-      modules.push_back(
-          funcs->pipeline().compile_to_module(funcs->arguments(), config.name, target));
+      Halide::Module module =
+          funcs->pipeline().compile_to_module(funcs->arguments(), config.name, target);
+      std::optional<Bf16Products> fallback = scalarBf16Fallback(*funcs, module);
+      if (!fallback) {
+        modules.push_back(module);
+        break;
+      }
+      bf16 = *fallback;
     }
     result.funcs.push_back(std::move(*funcs));
   }

@@ -131,11 +131,11 @@ std::string printHalide(const AlgorithmFuncs &f) {
     os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
        << " keys for query tiles of " << f.tileQ << " rows\n";
   os << "// algorithm\n";
-  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk, f.rsk});
+  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk, f.rsk, f.rdPairs, f.rjPairs});
   for (const Func &p : f.precomputed)
     printFunc(os, p, bounds);
-  for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qk, f.blockScore,
-                  f.blockMax, f.blockExp, f.blockSum, f.blockPV})
+  for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qPairs, f.kBf16, f.vPairs,
+                  f.qk, f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.pPairs, f.blockPV})
     printFunc(os, fn, bounds);
   for (const Func &fn : f.sinkFuncs())
     printFunc(os, fn, bounds);

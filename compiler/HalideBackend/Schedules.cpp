@@ -496,6 +496,8 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
     else
       f.qRow.vectorize(d, vec, TailStrategy::GuardWithIf);
   }
+  if (f.bf16Products)
+    f.qPairs.compute_at(qLevel).vectorize(f.e).vectorize(i, vec, TailStrategy::GuardWithIf);
   if (f.qHoist.defined() && !f.kHoist.defined())
     f.qHoist.compute_at(qLevel); // general: W^T q per query tile
   scheduleRotary(f, config, vec, qLevel);
@@ -540,6 +542,22 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
 void scheduleKeyValueRows(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
   const KernelDesc &k = config.kernel;
   bool tokenMajor = k.layout == Layout::BSHD || k.packed;
+  if (f.bf16Values) {
+    // V as key pairs per value, once per call (as many bytes as v); K is
+    // read in place (a pair of channels is one 32-bit broadcast).
+    Var jo("jo"), ji("ji"), task("task");
+    f.vPairs.compute_root()
+        .split(f.jp, jo, ji, 32, TailStrategy::GuardWithIf)
+        .vectorize(f.e)
+        .vectorize(f.d, p.vec, TailStrategy::GuardWithIf)
+        .reorder(f.e, f.d, ji, jo, f.g, f.b)
+        .fuse(jo, f.g, task)
+        .fuse(task, f.b, task)
+        .parallel(task);
+    f.scheduleNotes.push_back("v_pairs: compute_root, bf16 key pairs per value (read by every "
+                              "query tile), 64-key tasks parallel");
+    return;
+  }
   if (!p.rowVectors || k.cache.any() || k.project != ProjectKind::None ||
       !(tokenMajor || k.kvDtype != ElemType::F32))
     return;
@@ -585,10 +603,22 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
   f.blockPV.compute_at(f.state, io).vectorize(d, vec, TailStrategy::GuardWithIf);
   Stage pvUpdate = f.blockPV.update();
   std::optional<Var> dC2 = splitValueRegisters(pvUpdate, d, dO2, dI2, vec, dVectors, p.pvChunk);
-  pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
+  if (f.bf16Values) {
+    // Each lane sums a pair of keys (vdpbf16ps): V is stored as key pairs
+    // per value, P as bf16 pairs per row (one 32-bit broadcast).
+    pvUpdate.reorder(withChunk({f.rjPairs.x, dI2, dO2, ii, f.rjPairs.y}, dC2, 5))
+        .unroll(ii)
+        .atomic()
+        .vectorize(f.rjPairs.x);
+    Var e = f.e, jp = f.jp;
+    f.pPairs.compute_at(f.state, f.rk).vectorize(e).vectorize(ii, vec);
+  } else {
+    pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
+  }
   notes.push_back("block_pv: compute_at softmax_state.io; micro-kernel " +
                   std::to_string(pvRows) + " rows x " + std::to_string(Dv) +
-                  " values, d vectorized, rows unrolled");
+                  " values, d vectorized, rows unrolled" +
+                  (f.bf16Values ? ", bf16 pairs of keys per lane (vdpbf16ps)" : ""));
 }
 
 /// Scores, max, exponentials and sums of one key block: register-blocked
@@ -621,6 +651,12 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
     // Guarded register-sized chunks of it can; built-ins keep the exact tile.
     const bool customExprs = config.customScore.defined() || config.customBias.defined() ||
                              config.kernel.hasMask(MaskKind::Custom);
+    // bf16Products: each lane sums a pair of channels (vdpbf16ps), the
+    // pair innermost and vectorized with the queries (a VectorReduce).
+    const bool pairs = f.bf16Products;
+    std::vector<VarOrRVar> reduction{f.rd};
+    if (pairs)
+      reduction = {f.rdPairs.y};
     if (customExprs) {
       Var jc("jc"), jq("jq"), ic("ic"), iw("iw");
       for (Stage st : {Stage(f.qk), f.qk.update()})
@@ -631,13 +667,24 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
             .unroll(qo)
             .unroll(jq);
       f.qk.reorder(qi, qo, jq, ic, jc);
-      f.qk.update().reorder(qi, qo, jq, f.rd, ic, jc);
+      if (pairs)
+        f.qk.update().reorder(f.rdPairs.x, qi, qo, jq, f.rdPairs.y, ic, jc);
+      else
+        f.qk.update().reorder(qi, qo, jq, f.rd, ic, jc);
     } else {
       f.qk.split(i, qo, qi, vec).reorder(qi, qo, j).vectorize(qi).unroll(qo).unroll(j);
-      f.qk.update().split(i, qo, qi, vec).reorder(qi, qo, j, f.rd).vectorize(qi).unroll(qo).unroll(j);
+      Stage update = f.qk.update();
+      update.split(i, qo, qi, vec).vectorize(qi).unroll(qo).unroll(j);
+      if (pairs)
+        update.reorder(f.rdPairs.x, qi, qo, j, f.rdPairs.y);
+      else
+        update.reorder(qi, qo, j, f.rd);
     }
+    if (pairs)
+      f.qk.update().atomic().vectorize(f.rdPairs.x);
     notes.push_back("qk: compute_at block_score.iq; micro-kernel " + std::to_string(ir) +
-                    " queries (vectorized) x " + std::to_string(jr) + " keys (unrolled)");
+                    " queries (vectorized) x " + std::to_string(jr) + " keys (unrolled)" +
+                    (pairs ? ", bf16 pairs of channels per lane (vdpbf16ps)" : ""));
     f.blockMax.vectorize(ii, vec);
     f.blockMax.update().reorder(ii, f.rj).vectorize(ii, vec);
     f.blockExp.reorder_storage(ii, jj, qt, f.kb, h, b).reorder(ii, jj).vectorize(ii, vec);

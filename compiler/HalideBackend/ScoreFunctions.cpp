@@ -20,9 +20,10 @@ namespace attnc::halide_backend {
 // Expr means Halide's here.
 using Halide::Expr;
 
-bool scaleFoldedIntoQuery(const AttentionConfig &config) {
+bool scaleFoldedIntoQuery(const AttentionConfig &config, const AlgorithmFuncs &f) {
   // A scale can only move into q when the score is linear in q.
-  return config.scaleOnQuery && kindInfo(config.kernel.score).scaleCommutesWithQuery;
+  return config.scaleOnQuery && kindInfo(config.kernel.score).scaleCommutesWithQuery &&
+         !f.bf16Products;
 }
 
 namespace {
@@ -129,7 +130,7 @@ const ScoreBuilder &builderFor(const AttentionConfig &config) {
 } // namespace
 
 void defineScoreInputs(ScoreInputs &in) {
-  Expr qScale = scaleFoldedIntoQuery(in.config) ? Expr((float)in.config.scale) : Expr(1.0f);
+  Expr qScale = scaleFoldedIntoQuery(in.config, in.f) ? Expr((float)in.config.scale) : Expr(1.0f);
   builderFor(in.config).inputs(in, qScale);
 }
 
@@ -162,7 +163,7 @@ ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv
       s = cast<float>(buildExpr(config.customScore, env));
     }
   }
-  if (config.scale != 1.0 && !scaleFoldedIntoQuery(config)) {
+  if (config.scale != 1.0 && !scaleFoldedIntoQuery(config, f)) {
     s = s * (float)config.scale;
     post = post * (float)config.scale;
   }

@@ -21,6 +21,9 @@ if config.attnc_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%srcroot", config.attnc_src_root))
+# A target with AVX-512 BF16 (Sapphire Rapids' feature set), whatever the host.
+config.substitutions.append(("%{spr}", "x86-64-linux-avx512_sapphirerapids-avx512_cannonlake"
+                             "-avx512_skylake-avx512-avx2-avx-f16c-fma"))
 # Drops the one line AddressSanitizer prints when Halide switches to a larger
 # compile stack (ucontext), so "no diagnostics" checks hold in build-asan too.
 config.substitutions.append(("%no-sanitizer-notes",
