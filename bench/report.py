@@ -113,7 +113,9 @@ def machine_table(results, torch):
     keys = ["1", "all"] + (["used"] if extra else [])
     lines = ["| measured in this run | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for isa, p in m["peak_gflops"].items():
-        lines.append("| FP32 FMA peak, %s | " % isa + " | ".join("%.0f GFLOP/s" % p[k] for k in keys) + " |")
+        what = ("BF16 dot-product peak (vdpbf16ps, f32 sums)" if isa == "avx512bf16"
+                else "FP32 FMA peak, %s" % isa)
+        lines.append("| %s | " % what + " | ".join("%.0f GFLOP/s" % p[k] for k in keys) + " |")
     t = m["triad_gbs"]
     lines.append("| STREAM triad bandwidth | " + " | ".join("%.1f GB/s" % t[k] for k in keys) + " |")
     torch_text = ("PyTorch %s, %s" % (torch.get("version"), torch.get("build", "").lstrip("- "))

@@ -1,7 +1,8 @@
-//===- Probes.cpp - The machine's FP32 FMA peak and memory bandwidth ------===//
+//===- Probes.cpp - The machine's FMA peaks and memory bandwidth ---------===//
 //
 // The peak kernels keep 12-16 independent vector accumulators, more than FMA
-// latency x FMA ports on current x86 cores, so the loop is throughput bound.
+// latency x FMA ports on current x86 cores, so the loop is throughput bound;
+// one of them measures AVX-512 BF16's vdpbf16ps (bf16 pairs into f32 lanes).
 // They are compiled for their ISA with function target attributes and chosen
 // by cpuid, so the binary itself runs on any x86-64. The triad touches its
 // arrays first from the worker that owns each slice (first-touch placement).
@@ -80,6 +81,23 @@ fmaLoopAvx2(int64_t iterations, const float *seed) {
   return total;
 }
 
+// vdpbf16ps: per f32 lane, two bf16 products added to the accumulator.
+__attribute__((target("avx512f,avx512bf16"))) static float
+bf16DotLoopAvx512(int64_t iterations, const float *seed) {
+  __m512 acc[kAccumulators512];
+  for (int a = 0; a < kAccumulators512; ++a)
+    acc[a] = _mm512_set1_ps(seed[0] + a);
+  const __m512bh mul = _mm512_cvtne2ps_pbh(_mm512_set1_ps(seed[1]), _mm512_set1_ps(seed[1]));
+  const __m512bh add = _mm512_cvtne2ps_pbh(_mm512_set1_ps(seed[2]), _mm512_set1_ps(seed[2]));
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int a = 0; a < kAccumulators512; ++a)
+      acc[a] = _mm512_dpbf16_ps(acc[a], mul, add);
+  __m512 sum = acc[0];
+  for (int a = 1; a < kAccumulators512; ++a)
+    sum = _mm512_add_ps(sum, acc[a]);
+  return _mm512_reduce_add_ps(sum);
+}
+
 static double seconds() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
@@ -87,13 +105,18 @@ static double seconds() {
 
 PeakResult measureFmaPeak(const std::string &isa, ThreadPool &pool) {
   PeakResult result;
-  bool avx512 = isa == "avx512f";
-  if (avx512 ? !cpuHasAvx512() : !cpuHasAvx2Fma()) {
+  bool bf16 = isa == "avx512bf16";
+  bool avx512 = isa == "avx512f" || bf16;
+  bool present = bf16     ? cpuHasAvx512() && __builtin_cpu_supports("avx512bf16")
+                 : avx512 ? cpuHasAvx512()
+                          : cpuHasAvx2Fma();
+  if (!present) {
     result.isa = "none";
     return result;
   }
-  result.isa = avx512 ? "avx512f" : "avx2+fma";
-  const int lanes = avx512 ? 16 : 8;
+  result.isa = bf16 ? "avx512bf16" : avx512 ? "avx512f" : "avx2+fma";
+  // Multiply-adds per instruction: one per f32 lane, two for vdpbf16ps.
+  const int lanes = bf16 ? 32 : avx512 ? 16 : 8;
   // Short trials, many of them: on a shared machine the best trial is the one
   // nobody interrupted (~5-20 ms each).
   const int64_t iterations = 2'000'000;
@@ -105,8 +128,9 @@ PeakResult measureFmaPeak(const std::string &isa, ThreadPool &pool) {
     double start = seconds();
     pool.runOnAll([&](int) {
       float seed[3] = {seedStore[0], seedStore[1], seedStore[2]};
-      float r = avx512 ? fmaLoopAvx512(iterations, seed)
-                       : fmaLoopAvx2(iterations, seed);
+      float r = bf16     ? bf16DotLoopAvx512(iterations, seed)
+                : avx512 ? fmaLoopAvx512(iterations, seed)
+                         : fmaLoopAvx2(iterations, seed);
       float cur = sink.load();
       sink.compare_exchange_strong(cur, cur + r);
     });

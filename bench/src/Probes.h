@@ -15,12 +15,13 @@
 namespace attnc_bench {
 
 struct PeakResult {
-  std::string isa;       // "avx512f", "avx2+fma" or "none"
+  std::string isa;       // "avx512f", "avx2+fma", "avx512bf16" or "none"
   double gflops = 0;     // best of several trials
 };
 
-/// FP32 FMA peak of `isa` ("avx512f" or "avx2"), on every worker of `pool`.
-/// Returns gflops = 0 when the CPU lacks the ISA.
+/// FP32 FMA peak of `isa` ("avx512f" or "avx2"), or the peak of bf16 pairs
+/// summed into f32 lanes ("avx512bf16": vdpbf16ps, 4 FLOPs per lane), on
+/// every worker of `pool`. Returns isa "none" when the CPU lacks the ISA.
 PeakResult measureFmaPeak(const std::string &isa, ThreadPool &pool);
 
 /// STREAM triad a[i] = b[i] + s * c[i] over arrays far larger than the caches,

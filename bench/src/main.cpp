@@ -131,13 +131,13 @@ int main(int argc, char **argv) {
   ThreadPool one(1), all(opt.threads), every(cpus);
   std::fprintf(stderr, "attnc-bench: %d thread(s), measuring the machine...\n", opt.threads);
   struct Roof {
-    PeakResult p512, p256;
+    PeakResult p512, p256, pBf16;
     double triad = 0;
   };
   auto measure = [](ThreadPool &pool) {
     const int64_t triadElems = 32 << 20; // 3 arrays x 128 MiB, far beyond any L3
     return Roof{measureFmaPeak("avx512f", pool), measureFmaPeak("avx2", pool),
-                measureTriad(pool, triadElems)};
+                measureFmaPeak("avx512bf16", pool), measureTriad(pool, triadElems)};
   };
   Roof roofOne = measure(one), roofAll = measure(every);
   Roof roofUsed = opt.threads == 1      ? roofOne
@@ -170,6 +170,7 @@ int main(int argc, char **argv) {
   };
   peak(&Roof::p512);
   peak(&Roof::p256);
+  peak(&Roof::pBf16);
   j.endObject();
   j.key("triad_gbs").beginObject().field("1", roofOne.triad).field("all", roofAll.triad)
       .field("used", roofUsed.triad).endObject();

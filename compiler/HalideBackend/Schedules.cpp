@@ -435,7 +435,9 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
       f.out.reorder(d, oii, oi, h);
     else
       f.out.reorder(d, oii, oi, h, b);
-    f.out.vectorize(d, vec, TailStrategy::GuardWithIf)
+    // (Its last vector shifts inwards where it would hold one value: see
+    // pureTail; a guarded one wrote value_dim 33's rows 15 floats long.)
+    f.out.vectorize(d, vec, pureTail(fixedInnerExtent(f.out), vec))
         .fuse(oi, h, ot); // tiles of one head next to each other: both threads share its K/V
     if (packedOut)
       f.out.rename(ot, oTask);

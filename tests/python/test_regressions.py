@@ -147,3 +147,36 @@ def test_alibi_with_a_mask_of_the_offset():
     for mask, expected in (("ip - i != -2", ref), ("ip - i != 2", np.zeros_like(ref))):
         lib = attnc.compile("kernel k { head_dim = 4; bias = alibi; mask = %s }" % mask)
         assert np.abs(lib.k(q=q, k=k, v=v) - expected).max() <= 1e-5, mask
+
+
+def test_out_rows_whose_last_vector_holds_one_value_stay_in_bounds():
+    # Kernels whose only output is `out` store it where each query tile's state
+    # is computed; Halide 14 dropped that store's guard for rows whose last
+    # vector holds one value (value_dim 33 = 2 x 16 + 1 on AVX-512, 4 x 8 + 1 on
+    # AVX2): every row was written whole vectors long, over the next row's start
+    # and, at the last row, past the end of `out` ("corrupted size vs.
+    # prev_size", intermittently). `out` is a view of a larger buffer here, so a
+    # store past its end shows in the sentinels after it.
+    rng = np.random.default_rng(4)
+    for Dv in (17, 33, 65):
+        for source in ("kernel k { heads = 2; head_dim = 16; value_dim = %d; seq_q = 5; "
+                       "seq_k = 7; batch = 2 }",
+                       "kernel k { heads = 2; head_dim = 16; value_dim = %d; seq_q = 1; "
+                       "seq_k = 8; batch = 2; cache = contiguous }"):
+            lib = attnc.compile(source % Dv)
+            cache = "cache" in source
+            Lq, Lk = (1, 8) if cache else (5, 7)
+            q = rng.standard_normal((2, 2, Lq, 16)).astype(np.float32)
+            k = rng.standard_normal((2, 2, Lk, 16)).astype(np.float32)
+            v = rng.standard_normal((2, 2, Lk, Dv)).astype(np.float32)
+            buf = np.full(2 * 2 * Lq * Dv + 64, 7.0, dtype=np.float32)
+            out = buf[:2 * 2 * Lq * Dv].reshape(2, 2, Lq, Dv)
+            if cache:
+                k_cache, v_cache = k.copy(), v.copy()
+                lib.k(q=q, k=k[:, :, -1:], v=v[:, :, -1:], k_cache=k_cache, v_cache=v_cache,
+                      cache_len=np.full(2, Lk - 1, dtype=np.int32), out=out)
+            else:
+                lib.k(q=q, k=k, v=v, out=out)
+            assert np.all(buf[out.size:] == 7.0), (Dv, source)
+            ref = _softmax_attention(q, k, v, 1)
+            assert np.abs(out - ref).max() <= 1e-4 * max(1.0, np.abs(v).max()), (Dv, source)
