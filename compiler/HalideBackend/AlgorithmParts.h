@@ -170,6 +170,9 @@ struct GradientInputs {
   std::function<Halide::Expr(const std::string &name, const Halide::Expr &value)> stored;
   /// Checks and constrains output `name` and appends it to f.outputs.
   std::function<void(Halide::Func, const std::string &name)> constrainOutput;
+  /// Rotary positions of query row i and key row j (packed: in their own
+  /// sequence), as the forward kernel turned them.
+  std::function<Halide::Expr(Halide::Expr i)> queryPosition, keyPosition;
 };
 
 /// Defines NAME_backward's gradients (FlashAttention-2's backward: the

@@ -481,13 +481,19 @@ private:
       RotaryTable table = makeRotaryTable(spec.rotary);
       f.ropeInvFreq = table.invFreq;
       f.ropeTable = table.cosSin;
-      // Packed: the positions in each token's own sequence (clamped to where
-      // they lie, for bounds inference).
-      rotateRows(f.qIn, qIn, table, spec.rotary,
-                 packed ? clamp(packed->frame(f.i, 0).ip, -f.Lq, f.Lk - 1) : f.i + (f.Lk - f.Lq));
-      rotateRows(f.kIn, kIn, table, spec.rotary,
-                 packed ? clamp(packed->keyPosition(f.j), 0, f.Lk - 1) : f.j);
+      rotateRows(f.qIn, qIn, table, spec.rotary, queryPosition(f.i));
+      rotateRows(f.kIn, kIn, table, spec.rotary, keyPosition(f.j));
     }
+  }
+
+  /// Rotary positions of query row i and key row j. Packed: the positions in
+  /// each token's own sequence (clamped to where they lie, for bounds
+  /// inference).
+  Expr queryPosition(const Expr &i) {
+    return packed ? clamp(packed->frame(i, 0).ip, -f.Lq, f.Lk - 1) : i + (f.Lk - f.Lq);
+  }
+  Expr keyPosition(const Expr &j) {
+    return packed ? clamp(packed->keyPosition(j), 0, f.Lk - 1) : j;
   }
 
   /// bf16Products: the queries of each row group's rows as pairs of
@@ -583,7 +589,9 @@ private:
                         return packed ? packed->frame(i, j).keyVisible : j < f.Lk;
                       },
                       [this](const std::string &n, const Expr &v) { return stored(n, v); },
-                      [this](Func out, const std::string &n) { constrainOutput(out, n); }};
+                      [this](Func out, const std::string &n) { constrainOutput(out, n); },
+                      [this](Expr i) { return queryPosition(i); },
+                      [this](Expr j) { return keyPosition(j); }};
     defineGradients(in);
   }
 

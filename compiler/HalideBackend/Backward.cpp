@@ -620,9 +620,12 @@ private:
       return biasGradient(flatQuery(), Lq, "d_b_q_sum")(at[0]);
     if (name == "b_k") {
       // A key bias shifts every score of a query row alike when the score is
-      // linear in k: softmax ignores it, and its gradient is exactly 0.
-      if (spec.score == ScoreKind::Dot || spec.score == ScoreKind::ScaledDot ||
-          spec.score == ScoreKind::General)
+      // linear in k: softmax ignores it, and its gradient is exactly 0. Not
+      // under a softcap (tanh is not a shift) or rotary (each key turns the
+      // bias by its own position).
+      bool linearInK = spec.score == ScoreKind::Dot || spec.score == ScoreKind::ScaledDot ||
+                       spec.score == ScoreKind::General;
+      if (linearInK && !spec.softcap && spec.positional != PositionalKind::Rotary)
         return Expr(0.0f);
       return biasGradient(flatKey(), Lk, "d_b_k_sum")(at[0]);
     }
@@ -634,8 +637,8 @@ private:
   }
 
   void defineOutputs() {
-    dq = turnedBack(queryGradient(), "d_q_unrotated", f.i + (f.Lk - f.Lq));
-    dk = turnedBack(keyGradient(), "d_k_unrotated", f.j);
+    dq = turnedBack(queryGradient(), "d_q_unrotated", in.queryPosition(f.i));
+    dk = turnedBack(keyGradient(), "d_k_unrotated", in.keyPosition(f.j));
     for (const ArgSpec &arg : config.arguments) {
       if (!arg.isOutput)
         continue;

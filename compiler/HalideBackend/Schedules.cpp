@@ -470,7 +470,16 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
                   " query head(s) per K/V block");
   if (f.splits > 1) {
     f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
-    f.merged.update().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    // The vectors of a row unrolled inside the loop over the chunks: a loop
+    // over them repeated its first vector when the last holds one value
+    // (value_dim 17 on AVX-512: the 17th column stayed 0), as in
+    // splitStateVectors.
+    Var dO("dO"), dI("dI");
+    Stage merge = f.merged.update();
+    merge.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).reorder(dI, dO, f.rs.x);
+    if (dVectors <= 32)
+      merge.unroll(dO);
+    merge.parallel(h);
     notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
                     " key chunks' partial states");
   }

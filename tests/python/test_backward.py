@@ -256,6 +256,14 @@ PROJECTED = {
                          True, True, "", 16),
     "cross_qkv_out_whisper": ("heads = 2; head_dim = 8; project = qkv_out; model_dim = 12;"
                               " kv_model_dim = 6; proj_bias = q, v, o", False, True, "qvo", 6),
+    # A key bias matters under rotary (each key turns it by its own position) and
+    # under a softcap: d_b_k is not 0 there (it was returned as 0).
+    "qwen2_rotary_qkv_bias": ("heads = 4; kv_heads = 2; head_dim = 8; project = self_qkv;"
+                              " model_dim = 16; proj_bias = q, k, v;"
+                              " positional = rotary(base = 500000); mask = causal",
+                              True, False, "qkv", 16),
+    "softcap_key_bias": ("heads = 2; head_dim = 8; project = self_qkv; model_dim = 12;"
+                         " proj_bias = true; softcap = 0.5", True, False, "qkv", 12),
 }
 
 
@@ -310,15 +318,19 @@ def test_projection_gradients_match_float64_autograd(name):
     visible = None
     if "causal" in fields:
         visible, _ = reference_masks(B, H, Lq, Lk, {"causal": True})
-    o, _ = torch_attention(q, k, v, scale=1 / math.sqrt(D), visible=visible)
+    softcap = float(fields.split("softcap = ")[1]) if "softcap" in fields else None
+    o, _ = torch_attention(q, k, v, scale=1 / math.sqrt(D), visible=visible, softcap=softcap)
     if out_projected:
         o = linear(o.transpose(1, 2).reshape(B, Lq, -1), "w_o", "b_o")
     check(out, o, 1e-4, "out")
     o.backward(torch.tensor(d_out, dtype=torch.float64))
     for n, x in t.items():
         check(got["d_" + n], x.grad, 1e-3, "d_" + n)
-    if "b_k" in got:  # a key bias never changes a softmax: exactly zero (9.8)
+    if "b_k" in got and not ("rotary" in fields or softcap):
+        # A key bias shifts a row's scores alike, which no softmax sees: exactly 0 (9.8).
         assert np.all(got["d_b_k"] == 0)
+    elif "b_k" in got:
+        assert np.max(np.abs(got["d_b_k"])) > 1e-3
 
 
 def t5_buckets(Lq, Lk):
@@ -376,10 +388,14 @@ def test_declared_input_gradients_match_float64_autograd(name):
         check(grads["d_" + n], x.grad, 1e-3, "d_" + n)
 
 
-@pytest.mark.parametrize("projected", [False, True])
-def test_packed_gradients_match_float64_autograd(projected):
+@pytest.mark.parametrize("variant", ["plain", "projected", "rotary"])
+def test_packed_gradients_match_float64_autograd(variant):
+    # Rotary: each sequence's rows turn at their own positions, in the backward
+    # too (the sequences after the first were turned back at packed positions).
+    projected, rotary = variant == "projected", variant == "rotary"
     fields = ("heads = 2; kv_heads = 1; head_dim = 8; batch = packed; mask = causal" +
-              ("; project = self_qkv; model_dim = 12; proj_bias = true" if projected else ""))
+              ("; project = self_qkv; model_dim = 12; proj_bias = true" if projected else "") +
+              ("; positional = rotary" if rotary else ""))
     lib = attnc.compile("kernel k { %s; outputs = out, lse; backward = true }" % fields)
     rng = np.random.default_rng(8)
     lq = [5, 1, 9] if projected else [5, 0, 9]
@@ -416,7 +432,8 @@ def test_packed_gradients_match_float64_autograd(projected):
         qs, ks, vs = (x[c[b]:c[b + 1]].transpose(0, 1)[None] for x, c in
                       ((q, cu_q), (k, cu_k), (v, cu_k)))
         visible, _ = reference_masks(1, H, lq[b], lk[b], {"causal": True})
-        o, _ = torch_attention(qs, ks, vs, scale=1 / math.sqrt(D), visible=visible)
+        o, _ = torch_attention(qs, ks, vs, scale=1 / math.sqrt(D), visible=visible,
+                               rotary=("half", 10000.0, D) if rotary else None)
         pieces.append(o[0].transpose(0, 1))
     ref_out = torch.cat(pieces)
     check(out, ref_out, 1e-4, "out")

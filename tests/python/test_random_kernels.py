@@ -1675,18 +1675,11 @@ def known_bugs(K, trials=()):
     if K["H"] != K["G"] and fixed_q:
         # BUG-4: GQA with a fixed seq_q: whole row tiles wrong (e.g. H=3, G=1, seq_q=64).
         bugs.append("BUG-4 GQA + fixed seq_q: wrong rows")
-    if K["backward"] and K["project"] and "k" in proj_biases(K) and (K["softcap"] or
-                                                                    K["rotary"]):
-        # BUG-5: d_b_k is returned as zeros, but softcap and rotary make it nonzero.
-        bugs.append("BUG-5 d_b_k zero with softcap/rotary")
     terms = mask_terms(K)
     if isinstance(K["batch"], int) and fixed_q and "valid_len" in terms:
         # BUG-9: attnc segfaults in Halide's simplifier (batch = 1; seq_q = 64;
         # mask = valid_len & causal).
         bugs.append("BUG-9 fixed batch + seq_q + valid_len: compiler segfault")
-    if K["mode"] == "packed" and K["rotary"] and K["backward"]:
-        # BUG-13: the gradients of every sequence after the first are wrong.
-        bugs.append("BUG-13 packed + rotary + backward: wrong d_q / d_x")
     return bugs
 
 

@@ -180,3 +180,40 @@ def test_out_rows_whose_last_vector_holds_one_value_stay_in_bounds():
             assert np.all(buf[out.size:] == 7.0), (Dv, source)
             ref = _softmax_attention(q, k, v, 1)
             assert np.abs(out - ref).max() <= 1e-4 * max(1.0, np.abs(v).max()), (Dv, source)
+
+
+def test_decode_key_chunks_merge_a_one_value_last_vector():
+    # Decode splits the keys into chunks whose softmax states are merged; Halide
+    # 14 compiled the merge's loop over a row's vectors into one that repeated
+    # its first vector when the last holds one value (head_dim 17 on AVX-512):
+    # the last column stayed 0 (found by the random tester in a paged-cache
+    # decode; a contiguous cache and plain decode have the same merge).
+    rng = np.random.default_rng(6)
+    for D in (17, 33):
+        for cache in ("paged(block = 1)", "paged(block = 4)", "contiguous; seq_k = 64", ""):
+            source = "kernel k { heads = 1; head_dim = %d; seq_q = 1; batch = 1; %s }" % (
+                D, "cache = " + cache if cache else "seq_k = 41")
+            lib = attnc.compile(source)
+            q, k_new, v_new = (rng.standard_normal((1, 1, 1, D)).astype(np.float32)
+                               for _ in range(3))
+            if not cache:
+                k = rng.standard_normal((1, 1, 41, D)).astype(np.float32)
+                v = rng.standard_normal((1, 1, 41, D)).astype(np.float32)
+                out = lib.k(q=q, k=k, v=v)
+            else:
+                block = 1 if "block = 1" in cache else 4 if "block = 4" in cache else 64
+                blocks = 64 // block
+                k_cache, v_cache = (rng.standard_normal((blocks, 1, block, D)).astype(np.float32)
+                                    for _ in range(2))
+                args = dict(q=q, k=k_new, v=v_new, k_cache=k_cache, v_cache=v_cache,
+                            cache_len=np.array([40], dtype=np.int32))
+                if "paged" in cache:
+                    table = rng.permutation(blocks).astype(np.int32)[None]
+                    args["block_table"] = table
+                    rows = lambda c: c[table[0]].reshape(64, D)
+                else:
+                    rows = lambda c: c[0, 0]
+                out = lib.k(**args)
+                k, v = rows(k_cache)[None, None, :41], rows(v_cache)[None, None, :41]
+            ref = _softmax_attention(q, k, v, 1)
+            assert np.abs(out - ref).max() <= 1e-4 * max(1.0, np.abs(v).max()), source
