@@ -11,6 +11,7 @@
 #include "compiler/Driver/ProcessGuards.h"
 #include "compiler/Driver/Compiler.h"
 #include "compiler/Support/EnvironmentError.h"
+#include "compiler/Support/Signals.h"
 #include "compiler/Support/TempFiles.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -64,14 +65,8 @@ void reportCrashes() {
   stack.ss_sp = altStack;
   stack.ss_size = sizeof altStack;
   sigaltstack(&stack, nullptr);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
-    struct sigaction action;
-    std::memset(&action, 0, sizeof action);
-    action.sa_handler = onCrash;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigaction(sig, &action, nullptr);
-  }
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL})
+    setSignalHandler(sig, onCrash, SA_ONSTACK | SA_RESETHAND);
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Support/TempFiles.h"
 #include "compiler/Support/EnvironmentError.h"
+#include "compiler/Support/Signals.h"
 
 #include <atomic>
 #include <cerrno>
@@ -89,12 +90,7 @@ void removeTempFilesOnSignals() {
     struct sigaction old;
     if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN)
       continue;
-    struct sigaction action;
-    std::memset(&action, 0, sizeof action);
-    action.sa_handler = onSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND | SA_NODEFER;
-    sigaction(sig, &action, nullptr);
+    setSignalHandler(sig, onSignal, SA_RESETHAND | SA_NODEFER);
   }
 }
 
