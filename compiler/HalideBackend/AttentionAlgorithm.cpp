@@ -696,12 +696,9 @@ private:
 
   /// qk of bf16Products: the raw q . k, summed over pairs of channels.
   void defineBf16ScoreReduction() {
-    const int64_t H = *Halide::Internal::as_const_int(f.H),
-                  G = *Halide::Internal::as_const_int(f.G);
-    Expr g = f.h / (int32_t)(H / f.groupP / G);
     f.rdPairs = RDom(0, 2, 0, f.Dk / 2, "rdp");
     Expr q = f.qPairs(f.rdPairs.x, f.i, f.rdPairs.y, f.h, f.b);
-    Expr k = f.kBf16(2 * f.rdPairs.y + f.rdPairs.x, f.j, g, f.b);
+    Expr k = f.kBf16(2 * f.rdPairs.y + f.rdPairs.x, f.j, kvHeadOf(f.h), f.b);
     f.qk(f.j, f.i, f.h, f.b) = 0.0f;
     f.qk(f.j, f.i, f.h, f.b) += cast<float>(q) * cast<float>(k);
   }
