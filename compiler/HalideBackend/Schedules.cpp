@@ -494,9 +494,11 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
   // innermost where it is vectorized over rows, d innermost where the dot
   // product runs along d (decode; rows innermost made each load of a GQA
   // group's query a strided gather).
-  // With `weights` they are also read outside the state's loops: keep them all.
+  // With `weights` they are also read outside the state's loops: keep them all
+  // (with GQA too: the weights read q_scaled, and with it the W-transformed or
+  // turned queries, per query head).
   // The sink prefix reads them beside the state: one tile's at out's task.
-  bool qsShared = f.weights.defined() && f.groupP == 1;
+  bool qsShared = f.weights.defined();
   LoopLevel qLevel = qsShared ? LoopLevel::root() : LoopLevel(f.state, qt);
   if (!qsShared && f.hasSinkPrefix())
     qLevel = p.stateLevel;

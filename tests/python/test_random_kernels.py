@@ -1668,10 +1668,6 @@ def check_backward(K, S, lib, kwargs, outs, ref, nrng, expected, half):
 def known_bugs(K, trials=()):
     bugs = []
     fixed_q = isinstance(K["seq_q"], int)
-    if K["H"] != K["G"] and "weights" in K["outputs"] and (K["score"] == "general" or
-                                                           K["rotary"]):
-        # BUG-2: Halide "Func q_general / q_in is computed at an invalid location".
-        bugs.append("BUG-2 GQA + weights + general/rotary: internal Halide error")
     if K["H"] != K["G"] and fixed_q:
         # BUG-4: GQA with a fixed seq_q: whole row tiles wrong (e.g. H=3, G=1, seq_q=64).
         bugs.append("BUG-4 GQA + fixed seq_q: wrong rows")

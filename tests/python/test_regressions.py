@@ -217,3 +217,42 @@ def test_decode_key_chunks_merge_a_one_value_last_vector():
                 k, v = rows(k_cache)[None, None, :41], rows(v_cache)[None, None, :41]
             ref = _softmax_attention(q, k, v, 1)
             assert np.abs(out - ref).max() <= 1e-4 * max(1.0, np.abs(v).max()), source
+
+
+def test_gqa_weights_with_general_score_or_rotary():
+    # GQA kernels with `weights` put the W-transformed (general) or turned
+    # (rotary) queries inside the state's query tiles, where the weights, read
+    # outside them, could not see them: Halide refused the schedule ("computed
+    # at an invalid location").
+    lib = attnc.compile("""
+kernel general { heads = 4; kv_heads = 2; head_dim = 8; score = general; outputs = out, weights }
+kernel rotary { heads = 4; kv_heads = 2; head_dim = 8; positional = rotary; mask = causal
+  outputs = out, weights }""")
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 7, 8)).astype(np.float32)
+    v = rng.standard_normal((2, 2, 7, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 8)).astype(np.float32) * 0.3
+    out, weights = lib.general(q=q, k=k, v=v, score_w=w)
+    qw = np.einsum("bhid,de->bhie", q.astype(np.float64), w.astype(np.float64))
+    s = np.einsum("bhie,bhje->bhij", qw, np.repeat(k.astype(np.float64), 2, axis=1))
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert np.abs(weights - p).max() <= 1e-5
+    assert np.abs(out - p @ np.repeat(v.astype(np.float64), 2, axis=1)).max() <= 1e-4 * 4
+
+    def turn(x, positions):  # rotate_half, base 10000, over all 8 channels
+        freq = 10000.0 ** (-np.arange(4) / 4)
+        angle = positions[:, None] * freq[None, :]
+        cos, sin = np.cos(angle), np.sin(angle)
+        a, b = x[..., :4], x[..., 4:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
+    out, weights = lib.rotary(q=q, k=k, v=v)
+    qt = turn(q.astype(np.float64), np.arange(5) + 2.0)  # queries at i + Lk - Lq
+    kt = np.repeat(turn(k.astype(np.float64), np.arange(7.0)), 2, axis=1)
+    s = np.einsum("bhid,bhjd->bhij", qt, kt) / np.sqrt(8)
+    s = np.where(np.arange(7)[None, :] <= np.arange(5)[:, None] + 2, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    assert np.abs(weights - p).max() <= 1e-5
+    assert np.abs(out - p @ np.repeat(v.astype(np.float64), 2, axis=1)).max() <= 1e-4 * 4
