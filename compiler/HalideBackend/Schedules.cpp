@@ -261,11 +261,19 @@ void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
 void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &notes) {
   if (!f.kUnit.defined())
     return;
-  for (auto [norm, row] : {std::pair{f.qNormSq, f.i}, std::pair{f.kNormSq, f.j}}) {
-    norm.compute_root().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
-    norm.update().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  // Rows of a fixed count whose last vector holds one value (seq_k = 17 on
+  // AVX-512) keep the norms' sums in a plain loop: Halide 14 miscompiled the
+  // guarded vectors of that update (bf16 cosine scores were wrong), and an
+  // update may not shift its last vector inwards. O(rows x D) once per call.
+  for (auto [norm, row, rows] : {std::tuple{f.qNormSq, f.i, f.Lq}, std::tuple{f.kNormSq, f.j, f.Lk}}) {
+    const int count = constantOf(rows, 0);
+    norm.compute_root().vectorize(row, vec, pureTail(count, vec)).parallel(f.b);
+    if (count > vec && count % vec == 1)
+      norm.update().parallel(f.b);
+    else
+      norm.update().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
   }
-  f.kUnit.compute_root().vectorize(f.d, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  f.kUnit.compute_root().vectorize(f.d, vec, pureTail(constantOf(f.Dk, 0), vec)).parallel(f.b);
   notes.push_back("q_norm_sq, k_norm_sq, k_unit: compute_root, once per row");
 }
 

@@ -256,3 +256,23 @@ kernel rotary { heads = 4; kv_heads = 2; head_dim = 8; positional = rotary; mask
     p /= p.sum(-1, keepdims=True)
     assert np.abs(weights - p).max() <= 1e-5
     assert np.abs(out - p @ np.repeat(v.astype(np.float64), 2, axis=1)).max() <= 1e-4 * 4
+
+
+def test_cosine_norms_of_seventeen_fixed_rows():
+    # The cosine score's row norms are sums vectorized over rows; Halide 14
+    # miscompiled that update's guarded vectors for 17 fixed rows (16 + 1 on
+    # AVX-512): a bf16 cosine kernel with seq_k = 17 was off by 2.8 (a campaign
+    # on AVX-512, seed 123541612190497).
+    rng = np.random.default_rng(10)
+    for Lq, Lk in ((64, 17), (17, 40), (33, 33)):
+        lib = attnc.compile("kernel k { heads = 1; head_dim = 8; batch = 1; seq_q = %d; "
+                            "seq_k = %d; dtype = bf16; score = cosine }" % (Lq, Lk))
+        bits = [attnc.f32_to_bf16(rng.standard_normal((1, 1, n, 8)).astype(np.float32))
+                for n in (Lq, Lk, Lk)]
+        q, k, v = (attnc.bf16_to_f32(b).astype(np.float64)[0, 0] for b in bits)
+        out = attnc.bf16_to_f32(lib.k(q=bits[0], k=bits[1], v=bits[2]))[0, 0]
+        s = (q / np.linalg.norm(q, axis=-1, keepdims=True)) @ \
+            (k / np.linalg.norm(k, axis=-1, keepdims=True)).T
+        p = np.exp(s - s.max(-1, keepdims=True))
+        ref = (p / p.sum(-1, keepdims=True)) @ v
+        assert np.abs(out - ref).max() <= 8e-3 * max(1.0, np.abs(v).max()), (Lq, Lk)
