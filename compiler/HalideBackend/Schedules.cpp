@@ -631,8 +631,7 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
         .unroll(ii)
         .atomic()
         .vectorize(f.rjPairs.x);
-    Var e = f.e, jp = f.jp;
-    f.pPairs.compute_at(f.state, f.rk).vectorize(e).vectorize(ii, vec);
+    f.pPairs.compute_at(f.state, f.rk).vectorize(f.e).vectorize(ii, vec);
   } else {
     pvUpdate.reorder(withChunk({dI2, dO2, ii, f.rj}, dC2, 4)).unroll(ii);
   }
@@ -675,9 +674,6 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
     // bf16Products: each lane sums a pair of channels (vdpbf16ps), the
     // pair innermost and vectorized with the queries (a VectorReduce).
     const bool pairs = f.bf16Products;
-    std::vector<VarOrRVar> reduction{f.rd};
-    if (pairs)
-      reduction = {f.rdPairs.y};
     if (customExprs) {
       Var jc("jc"), jq("jq"), ic("ic"), iw("iw");
       for (Stage st : {Stage(f.qk), f.qk.update()})
