@@ -13,6 +13,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/HalfConversions.h"
+#include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/RunWrapper.h"
@@ -242,6 +243,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   if (path == "-" && !isText(artifact))
     throw CommandLineError("a binary artifact cannot be written to standard output; use -o FILE");
   checkWritable(path);
+  linkHalideFixes();
   // A shared library linked against the shared runtime carries none itself.
   bool linkSharedRuntime = artifact == Artifact::SharedLibrary && !options.sharedRuntime.empty();
   std::vector<Target> targets =

@@ -1668,9 +1668,6 @@ def check_backward(K, S, lib, kwargs, outs, ref, nrng, expected, half):
 def known_bugs(K, trials=()):
     bugs = []
     fixed_q = isinstance(K["seq_q"], int)
-    if K["H"] != K["G"] and fixed_q:
-        # BUG-4: GQA with a fixed seq_q: whole row tiles wrong (e.g. H=3, G=1, seq_q=64).
-        bugs.append("BUG-4 GQA + fixed seq_q: wrong rows")
     terms = mask_terms(K)
     if isinstance(K["batch"], int) and fixed_q and "valid_len" in terms:
         # BUG-9: attnc segfaults in Halide's simplifier (batch = 1; seq_q = 64;

@@ -276,3 +276,38 @@ def test_cosine_norms_of_seventeen_fixed_rows():
         p = np.exp(s - s.max(-1, keepdims=True))
         ref = (p / p.sum(-1, keepdims=True)) @ v
         assert np.abs(out - ref).max() <= 8e-3 * max(1.0, np.abs(v).max()), (Lq, Lk)
+
+
+def _causal_attention(q, k, v, heads_per_group):
+    """float64 causal attention (bottom-right aligned; fully masked rows are 0)
+    over (B, H, L, D) arrays, K/V heads shared by groups of query heads."""
+    k = np.repeat(k.astype(np.float64), heads_per_group, axis=1)
+    v = np.repeat(v.astype(np.float64), heads_per_group, axis=1)
+    lq, lk = q.shape[2], k.shape[2]
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(q.shape[-1])
+    visible = np.arange(lk)[None, :] <= np.arange(lq)[:, None] + (lk - lq)
+    s = np.where(visible, s, -np.inf)
+    row_max = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(row_max), row_max, 0.0))
+    total = p.sum(-1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0) @ v
+
+
+def test_gqa_groups_of_three_under_a_causal_mask():
+    # Halide 14's solver rewrote (64 kb - Lk) * 3 / 32 as 6 kb - 3 Lk / 32 (floor
+    # division does not commute with negation), and its correlated-differences
+    # pass put that into the mask: with 3 query heads per KV head and a fixed
+    # seq_q, the first query tile of each key block was masked as the next tile
+    # (rows 42-53 at Lk = 17). attnc now links a corrected solver
+    # (compiler/HalideBackend/HalideFixes).
+    rng = np.random.default_rng(5)
+    for heads, kv_heads, lq in ((3, 1, 64), (6, 2, 64), (3, 1, 32), (6, 1, 96), (5, 1, 48)):
+        lib = attnc.compile("kernel k { head_dim = 8; heads = %d; kv_heads = %d; seq_q = %d; "
+                            "mask = causal }" % (heads, kv_heads, lq))
+        for lk in (17, lq, 100):
+            q = rng.standard_normal((1, heads, lq, 8)).astype(np.float32)
+            k = rng.standard_normal((1, kv_heads, lk, 8)).astype(np.float32)
+            v = rng.standard_normal((1, kv_heads, lk, 8)).astype(np.float32)
+            out = lib.k(q=q, k=k, v=v)
+            ref = _causal_attention(q, k, v, heads // kv_heads)
+            assert np.abs(out - ref).max() <= 1e-5, (heads, kv_heads, lq, lk)
