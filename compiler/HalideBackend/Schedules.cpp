@@ -760,7 +760,10 @@ void scheduleSinkPrefix(AlgorithmFuncs &f, const TunedPlan &p) {
     }
   }
   Var io("io"), iv("iv"), jo("jo"), ji("ji");
-  f.sinkQk.reorder_storage(i, j, h, b).vectorize(i, vec, TailStrategy::GuardWithIf);
+  // A tile of 16k + 1 rows (a fixed seq_q of 17) would lose its last row in
+  // a guarded pure stage (pureTail); the updates keep their guards.
+  const TailStrategy rowTail = pureTail(p.TQ, vec);
+  f.sinkQk.reorder_storage(i, j, h, b).vectorize(i, vec, rowTail);
   f.sinkQk.update()
       .split(j, jo, ji, divisorAtMost(sinkKeys, 8), TailStrategy::GuardWithIf)
       .split(i, io, iv, vec, TailStrategy::GuardWithIf)
@@ -768,9 +771,9 @@ void scheduleSinkPrefix(AlgorithmFuncs &f, const TunedPlan &p) {
       .vectorize(iv)
       .unroll(ji);
   for (Func fn : {f.sinkScore, f.sinkExp})
-    fn.reorder_storage(ii, sk, qt, h, b).vectorize(ii, vec, TailStrategy::GuardWithIf);
+    fn.reorder_storage(ii, sk, qt, h, b).vectorize(ii, vec, rowTail);
   for (Func fn : {f.sinkMax, f.sinkSum}) {
-    fn.vectorize(ii, vec, TailStrategy::GuardWithIf);
+    fn.vectorize(ii, vec, rowTail);
     fn.update().reorder(ii, f.rsk).vectorize(ii, vec, TailStrategy::GuardWithIf);
   }
   Var dO("dO"), dI("dI");

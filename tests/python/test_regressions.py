@@ -311,3 +311,24 @@ def test_gqa_groups_of_three_under_a_causal_mask():
             out = lib.k(q=q, k=k, v=v)
             ref = _causal_attention(q, k, v, heads // kv_heads)
             assert np.abs(out - ref).max() <= 1e-5, (heads, kv_heads, lq, lk)
+
+
+def test_sink_prefix_of_seventeen_rows():
+    # A mask union with sink(S) starts each query tile's state from the sink
+    # keys' scores (the sink prefix). With a fixed seq_q of 17 the tile's 17 rows
+    # ended in a one-row vector, and Halide 14 dropped that guarded vector's
+    # store in the prefix's pure stages: row 16 read an uninitialised exp.
+    rng = np.random.default_rng(6)
+    lib = attnc.compile("kernel k { head_dim = 2; value_dim = 5; heads = 4; seq_q = 17; "
+                        "seq_k = seq_q; mask = sink(1) | ((b < h) or (b <= j)) }")
+    q = rng.standard_normal((2, 4, 17, 2)).astype(np.float32)
+    k = rng.standard_normal((2, 4, 17, 2)).astype(np.float32)
+    v = rng.standard_normal((2, 4, 17, 5)).astype(np.float32)
+    out = lib.k(q=q, k=k, v=v)
+    b, h, j = np.ix_(range(2), range(4), range(17))
+    visible = (j < 1) | (b < h) | (b <= j)  # [B, H, Lk], the same for every row
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(2)
+    s = np.where(visible[:, :, None, :], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    assert np.abs(out - ref).max() <= 1e-5
