@@ -1280,6 +1280,11 @@ def reference(K, S, values, grad):
             kb = rotate(kb, torch.arange(kb.shape[1]) + cl, style, base, dims)
         if mode == "cache":
             new_rows.append((kb, vb))
+            # The new rows are attended as the cache holds them: rounded to its type.
+            cache_type = {"bf16": torch.bfloat16, "f16": torch.float16}.get(
+                K["kv_dtype"] or K["dtype"])
+            if cache_type is not None:
+                kb, vb = kb.to(cache_type).to(F64), vb.to(cache_type).to(F64)
             kc, vc = T["k_cache"], T["v_cache"]
             rows_k, rows_v = [], []
             for t in range(cl):
