@@ -159,7 +159,10 @@ void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projecti
   outer.erase(outer.begin());
   RVar ro("along_vectors"), ri("along_lanes");
   Var u("u"), cO("cO"), cI("cI"), rowO("rowO"), rowI("rowI");
-  p.compute_root();
+  // Every column of a row, from 0: a cache's channel axis has no known min,
+  // and a region starting there left the lanes' column loop (unrolled) with
+  // no constant extent.
+  p.compute_root().bound(c, 0, projection.columns);
   Func lanes = p.update().split(along, ro, ri, vec).rfactor(ri, u);
   std::vector<VarOrRVar> order{ri, cI, rowI, cO, rowO};
   for (size_t k = 2; k < args.size(); ++k)

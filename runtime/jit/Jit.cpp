@@ -12,6 +12,10 @@
 // locks, rename alone still keeps it safe. The lock holder also removes
 // temporary files of its key that a killed compile left behind.
 //
+// Each compile runs in a forked child process: a crash, an abort or a fatal
+// LLVM error inside Halide or LLVM ends the child, never the application that
+// asked for the kernel, and comes back as an error with attnc's message.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/jit/Jit.h"
 
@@ -22,6 +26,7 @@
 
 #include "compiler/Driver/CommandLine.h"
 #include "compiler/Driver/Compiler.h"
+#include "compiler/Driver/ProcessGuards.h"
 #include "compiler/HalideBackend/EmitKernel.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -31,10 +36,13 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -188,6 +196,113 @@ std::string cacheKey(const CompileOptions &options, const std::string &target,
   return llvm::toHex(sha.final(), /*LowerCase=*/true).substr(0, 40);
 }
 
+/// Writes all of `text` to `fd` (a pipe to the parent); gives up on errors.
+void writeAll(int fd, const std::string &text) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    done += (size_t)n;
+  }
+}
+
+/// Reads `fd` to its end.
+std::string readAll(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return text;
+    text.append(buffer, (size_t)n);
+  }
+}
+
+/// The child's side: attnc's process guards (its crash and LLVM fatal-error
+/// messages, exit codes), diagnostics on the message pipe, the exit code as
+/// one byte on the status pipe once the compile has returned.
+[[noreturn]] void compileAsChild(const std::string &source, const CompileOptions &options,
+                                 int messages, int status) {
+  // The caller's unwritten stdio output belongs to the caller: never flushed
+  // twice. Its signal handlers (a Python faulthandler, say) are not ours.
+  __fpurge(stdout);
+  __fpurge(stderr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM})
+    std::signal(sig, SIG_DFL);
+  if (dup2(messages, STDERR_FILENO) < 0)
+    _exit(InternalError);
+  installProcessGuards();
+  std::ostringstream diagnostics;
+  ExitCode code;
+  try {
+    code = compileSource(source, options, diagnostics);
+  } catch (const std::exception &e) {
+    diagnostics << "attnc: internal error: " << e.what() << "\n";
+    code = InternalError;
+  }
+  writeAll(STDERR_FILENO, diagnostics.str());
+  writeAll(status, std::string(1, (char)code));
+  _exit(0);
+}
+
+/// Runs compileSource in a child process and waits for it; its messages go to
+/// `diagnostics`. A child that died without reporting is an internal error.
+ExitCode compileInChild(const std::string &source, const CompileOptions &options,
+                        std::ostream &diagnostics) {
+  int messages[2], status[2];
+  if (pipe2(messages, O_CLOEXEC) != 0) {
+    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(errno);
+    return EnvironmentFailure;
+  }
+  if (pipe2(status, O_CLOEXEC) != 0) {
+    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(errno);
+    close(messages[0]);
+    close(messages[1]);
+    return EnvironmentFailure;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(messages[0]);
+    close(status[0]);
+    compileAsChild(source, options, messages[1], status[1]);
+  }
+  int forkErrno = errno;
+  close(messages[1]);
+  close(status[1]);
+  if (pid < 0) {
+    close(messages[0]);
+    close(status[0]);
+    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(forkErrno);
+    return EnvironmentFailure;
+  }
+  diagnostics << readAll(messages[0]);
+  std::string reported = readAll(status[0]);
+  close(messages[0]);
+  close(status[0]);
+  int wstatus = 0;
+  pid_t waited;
+  do
+    waited = waitpid(pid, &wstatus, 0);
+  while (waited < 0 && errno == EINTR);
+  if (reported.size() == 1)
+    return (ExitCode)(unsigned char)reported[0];
+  // The child ended inside the compile: attnc's handlers said why (a crash, a
+  // fatal LLVM error) and chose the code, or a signal they do not catch did.
+  if (waited == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)
+    return (ExitCode)WEXITSTATUS(wstatus);
+  if (waited == pid && WIFSIGNALED(wstatus))
+    diagnostics << "attnc: internal error: the compiler was killed by signal "
+                << WTERMSIG(wstatus) << " (" << strsignal(WTERMSIG(wstatus))
+                << "); this is a bug of attnc unless something else killed it";
+  else
+    diagnostics << "attnc: internal error: the compiler process ended without a result";
+  return InternalError;
+}
+
 /// Compiles `source` into a new temporary library in `dir` (its path in
 /// `tempPath`); on failure nothing is left behind.
 attn_status compileIntoTemporary(const std::string &source, const std::string &sourceName,
@@ -212,13 +327,10 @@ attn_status compileIntoTemporary(const std::string &source, const std::string &s
   std::ostringstream diagnostics;
   ExitCode code;
   {
+    // Held across the fork: no other thread of this process is inside the
+    // compiler (holding its locks) when the child starts.
     std::lock_guard<std::mutex> guard(compileMutex);
-    try {
-      code = compileSource(source, options, diagnostics);
-    } catch (const std::exception &e) {
-      diagnostics << "attnc: internal error: " << e.what() << "\n";
-      code = InternalError;
-    }
+    code = compileInChild(source, options, diagnostics);
   }
   if (code == Success)
     return ATTN_OK;

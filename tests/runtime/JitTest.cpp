@@ -201,6 +201,22 @@ TEST_F(Jit, BadOptionsAndSourceAreMessages) {
   EXPECT_EQ(lib, nullptr);
 }
 
+TEST_F(Jit, ACompilerCrashIsAnErrorAndTheProcessGoesOn) {
+  // This kernel crashes Halide 14's simplifier (docs/status.md; lit
+  // Driver/crash-report.attn). The compile runs in a child process, so the
+  // crash is attnc's message and this process compiles and runs the next one.
+  attn_status status = ATTN_OK;
+  std::string message = compileError(
+      "kernel k { head_dim = 1; batch = 1; seq_q = 64; mask = valid_len & causal }\n", "",
+      &status);
+  EXPECT_EQ(status, ATTN_ERROR_COMPILE);
+  EXPECT_EQ(message, "cannot compile '<source>':\nattnc: internal error: the compiler crashed "
+                     "(a segmentation fault); this is a bug of attnc: please report it with "
+                     "the .attn file");
+  EXPECT_EQ(countSuffix(listDirectory(cache), ".so"), 0u);
+  EXPECT_LE(runMha(attn::Library::compile(kSource)), 1e-5);
+}
+
 TEST_F(Jit, TemporaryFilesOfDeadCompilesAreRemoved) {
   std::string path = attn::Library::compile(kSource).path();
   // attnc-KEY.so -> the temporary name a killed compile of KEY leaves.
