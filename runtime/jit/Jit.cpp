@@ -222,6 +222,17 @@ std::string readAll(int fd) {
   }
 }
 
+/// compileSource in this process: where no child process can be made.
+ExitCode compileHere(const std::string &source, const CompileOptions &options,
+                     std::ostream &diagnostics) {
+  try {
+    return compileSource(source, options, diagnostics);
+  } catch (const std::exception &e) {
+    diagnostics << "attnc: internal error: " << e.what() << "\n";
+    return InternalError;
+  }
+}
+
 /// The child's side: attnc's process guards (its crash and LLVM fatal-error
 /// messages, exit codes), diagnostics on the message pipe, the exit code as
 /// one byte on the status pipe once the compile has returned.
@@ -237,13 +248,7 @@ std::string readAll(int fd) {
     _exit(InternalError);
   installProcessGuards();
   std::ostringstream diagnostics;
-  ExitCode code;
-  try {
-    code = compileSource(source, options, diagnostics);
-  } catch (const std::exception &e) {
-    diagnostics << "attnc: internal error: " << e.what() << "\n";
-    code = InternalError;
-  }
+  ExitCode code = compileHere(source, options, diagnostics);
   writeAll(STDERR_FILENO, diagnostics.str());
   writeAll(status, std::string(1, (char)code));
   _exit(0);
@@ -251,18 +256,17 @@ std::string readAll(int fd) {
 
 /// Runs compileSource in a child process and waits for it; its messages go to
 /// `diagnostics`. A child that died without reporting is an internal error.
+/// When no child can be made (no pipes left, a process limit, a strict
+/// overcommit policy refusing to fork a large process), compiles here.
 ExitCode compileInChild(const std::string &source, const CompileOptions &options,
                         std::ostream &diagnostics) {
   int messages[2], status[2];
-  if (pipe2(messages, O_CLOEXEC) != 0) {
-    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(errno);
-    return EnvironmentFailure;
-  }
+  if (pipe2(messages, O_CLOEXEC) != 0)
+    return compileHere(source, options, diagnostics);
   if (pipe2(status, O_CLOEXEC) != 0) {
-    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(errno);
     close(messages[0]);
     close(messages[1]);
-    return EnvironmentFailure;
+    return compileHere(source, options, diagnostics);
   }
   pid_t pid = fork();
   if (pid == 0) {
@@ -270,14 +274,12 @@ ExitCode compileInChild(const std::string &source, const CompileOptions &options
     close(status[0]);
     compileAsChild(source, options, messages[1], status[1]);
   }
-  int forkErrno = errno;
   close(messages[1]);
   close(status[1]);
   if (pid < 0) {
     close(messages[0]);
     close(status[0]);
-    diagnostics << "attnc: error: cannot start the compiler process: " << std::strerror(forkErrno);
-    return EnvironmentFailure;
+    return compileHere(source, options, diagnostics);
   }
   diagnostics << readAll(messages[0]);
   std::string reported = readAll(status[0]);
