@@ -34,6 +34,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -275,6 +277,10 @@ private:
 
   ExitCode emitTo(Artifact artifact, const std::vector<halide_backend::AttentionConfig> &configs,
                   const std::string &path) {
+    // A testing hook (docs/robustness.md): the path of a compiler crash, end
+    // to end, without a kernel that crashes Halide.
+    if (const char *crash = std::getenv("ATTNC_DEBUG_CRASH"); crash && *crash)
+      std::raise(SIGSEGV);
     try {
       halide_backend::emitArtifact(configs, backend, artifact, path);
     } catch (const halide_backend::CommandLineError &e) {

@@ -332,3 +332,26 @@ def test_sink_prefix_of_seventeen_rows():
     p = np.exp(s - s.max(-1, keepdims=True))
     ref = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
     assert np.abs(out - ref).max() <= 1e-5
+
+
+def test_fixed_batch_and_rows_under_valid_len_and_causal():
+    # Halide 14's simplifier returned an undefined statement for an `if` it
+    # proved false with no else branch, and crashed on it (fixed batch = 1,
+    # seq_q = 64, heads = 1, valid_len & causal); attnc links the upstream fix
+    # (compiler/HalideBackend/HalideFixes/SimplifyIfThenElse.cpp).
+    lib = attnc.compile("kernel k { head_dim = 8; batch = 1; seq_q = 64; "
+                        "mask = valid_len & causal }")
+    rng = np.random.default_rng(7)
+    for lk, valid in ((64, 40), (100, 77), (17, 17), (64, 0), (200, 300)):
+        q = rng.standard_normal((1, 1, 64, 8)).astype(np.float32)
+        k = rng.standard_normal((1, 1, lk, 8)).astype(np.float32)
+        v = rng.standard_normal((1, 1, lk, 8)).astype(np.float32)
+        out = lib.k(q=q, k=k, v=v, valid_len=np.array([valid], np.int32))
+        s = q[0, 0].astype(np.float64) @ k[0, 0].T.astype(np.float64) / np.sqrt(8)
+        j, i = np.arange(lk)[None, :], np.arange(64)[:, None]
+        s = np.where((j <= i + lk - 64) & (j < valid), s, -np.inf)
+        row_max = s.max(-1, keepdims=True)
+        p = np.exp(s - np.where(np.isfinite(row_max), row_max, 0.0))
+        total = p.sum(-1, keepdims=True)
+        ref = np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0) @ v[0, 0]
+        assert np.abs(out[0, 0] - ref).max() <= 1e-5, (lk, valid)

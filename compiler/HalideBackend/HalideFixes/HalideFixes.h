@@ -8,6 +8,15 @@
 #pragma once
 
 namespace attnc::halide_backend {
+namespace fixes {
+/// One per file of this folder: referenced, they keep its object linked.
+void anchorSolveExpression();
+void anchorSimplifyIfThenElse();
+} // namespace fixes
+
 /// Does nothing; referencing it links this folder's replacements.
-void linkHalideFixes();
+inline void linkHalideFixes() {
+  fixes::anchorSolveExpression();
+  fixes::anchorSimplifyIfThenElse();
+}
 } // namespace attnc::halide_backend

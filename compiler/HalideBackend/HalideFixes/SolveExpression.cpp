@@ -48,9 +48,9 @@
 // Halide.h undefines its assertion macro at its end; the solver uses it.
 #define internal_assert(c) _halide_internal_assertion(c, 0)
 
-namespace attnc::halide_backend {
-void linkHalideFixes() {}
-} // namespace attnc::halide_backend
+namespace attnc::halide_backend::fixes {
+void anchorSolveExpression() {}
+} // namespace attnc::halide_backend::fixes
 
 namespace Halide {
 namespace Internal {

@@ -72,3 +72,19 @@ TEST(HalideFixes, LibHalidePassesUseTheCorrectedSolver) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HalideFixes, SimplifiedIfWhoseBranchIsUnreachableIsANoOp) {
+  // `let t = y * 2 in if (0 < t) { unreachable }` with no else: Halide 14's
+  // simplifier returned the missing else branch, an undefined Stmt, as the
+  // body of the LetStmt, which it then dereferenced (a segmentation fault).
+  Expr y = Variable::make(Int(32), "y"), t = Variable::make(Int(32), "t");
+  Expr unreachable = Call::make(Int(32), Call::unreachable, {}, Call::Intrinsic);
+  Stmt body = IfThenElse::make(0 < t, Evaluate::make(unreachable));
+  Stmt result = simplify(LetStmt::make("t", y * 2, body));
+  ASSERT_TRUE(result.defined());
+  EXPECT_TRUE(is_no_op(result)) << result;
+}
+
+} // namespace
