@@ -1,10 +1,10 @@
 //===- SimplifyIfThenElse.cpp - Halide 14's simplifier, one undefined Stmt fixed ===//
 //
-// Halide 14's simplifier returns an undefined Stmt for `if (c) { ... }` when
-// it proves c false and there is no else branch. The LetStmt around it then
-// dereferences that null body: a segmentation fault in simplify_let. attnc
-// met it with a fixed batch of 1 and a fixed seq_q of 64 under
-// `mask = valid_len & causal` (tests/python/test_regressions.py; unit
+// Halide 14's simplifier returns the missing else branch, an undefined Stmt,
+// for `if (c) { ... }` whose then branch it finds unreachable. The LetStmt
+// around it then dereferences that null body: a segmentation fault in
+// simplify_let. attnc met it with a fixed batch of 1 and a fixed seq_q of 64
+// under `mask = valid_len & causal` (tests/python/test_regressions.py; unit
 // HalideFixes.SimplifiedIfWhoseBranchIsUnreachableIsANoOp). Halide fixed it
 // upstream (issue 7815, "Don't return an undefined Stmt() from IfThenElse
 // visitor", 2023) by returning a no-op there.
