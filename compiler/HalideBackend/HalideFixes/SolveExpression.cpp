@@ -10,8 +10,10 @@
 // (tests/python/test_regressions.py). Halide fixed the rule upstream in 2026.
 //
 // This file is Halide v14.0.0's src/Solve.cpp SolveExpression (MIT licence,
-// below) with that one rule corrected as upstream did, and the division rules
-// kept to non-wrapping integers as upstream does. Its `solve_expression`
+// below) with that one rule corrected to f(x) / b + (0 - a) / b (upstream
+// instead skips the rewrite unless a is a multiple of b too; this form keeps
+// x isolated, so bounds stay as tight as before), and the division rules kept
+// to non-wrapping integers as upstream does. Its `solve_expression`
 // takes the place of libHalide14's: the library calls it through its PLT, so
 // the definition in attnc (or in libattnc_jit, first in its dlopen scope)
 // is the one every lowering pass uses. Nothing else here differs from 14.0.0.
