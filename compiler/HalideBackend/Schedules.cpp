@@ -159,10 +159,7 @@ void scheduleInPlaceProjection(const AlgorithmFuncs::InPlaceProjection &projecti
   outer.erase(outer.begin());
   RVar ro("along_vectors"), ri("along_lanes");
   Var u("u"), cO("cO"), cI("cI"), rowO("rowO"), rowI("rowI");
-  // Every column of a row, from 0: a cache's channel axis has no known min,
-  // and a region starting there left the lanes' column loop (unrolled) with
-  // no constant extent.
-  p.compute_root().bound(c, 0, projection.columns);
+  p.compute_root();
   Func lanes = p.update().split(along, ro, ri, vec).rfactor(ri, u);
   std::vector<VarOrRVar> order{ri, cI, rowI, cO, rowO};
   for (size_t k = 2; k < args.size(); ++k)

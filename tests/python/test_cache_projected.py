@@ -200,31 +200,28 @@ def test_f16_layer_stores_f16_rows_and_matches_the_rounded_reference(lib):
         assert_close(out[b].astype(np.float64), ref, ref, bound=2e-3)
 
 
-def test_in_place_projections_of_odd_heads_into_a_paged_cache():
-    # model_dim 16 is a whole AVX-512 vector, so the projections read their weights
-    # in place; head_dim 3 and a fixed seq_q made Halide unroll a column loop whose
-    # extent hung on the cache's (unknown) min: "Can only unroll for loops over a
-    # constant extent". The projections now cover their columns from 0.
-    lib = attnc.compile("kernel k { head_dim = 3; heads = 4; kv_heads = 2; seq_q = 3; "
-                        "project = self_qkv; model_dim = 16; proj_bias = true; "
-                        "cache = paged(block = 16) }")
-    rng = np.random.default_rng(12)
-    B, H, G, D, M, Lq = 2, 4, 2, 3, 16, 3
-    w = {n: rng.uniform(-1, 1, s).astype(np.float32)
-         for n, s in [("w_q", (H * D, M)), ("w_k", (G * D, M)), ("w_v", (G * D, M)),
-                      ("b_q", (H * D,)), ("b_k", (G * D,)), ("b_v", (G * D,))]}
-    lens = np.array([0, 13], dtype=np.int32)
-    table = np.array([[2], [0]], dtype=np.int32)
-    k_cache = rng.uniform(-1, 1, (3, G, 16, D)).astype(np.float32)
-    v_cache = rng.uniform(-1, 1, (3, G, 16, D)).astype(np.float32)
+
+def test_projected_paged_bshd_cache_of_one_channel_heads():
+    # In-place projections (model_dim 16, a whole AVX-512 vector) into a bshd paged
+    # cache with head_dim 1: a `bound()` on the projections' columns once made this
+    # kernel read past a buffer and crash (a fix for another kernel, reverted).
+    lib = attnc.compile("kernel k { cache = paged(block = 4); value_dim = 16; model_dim = 16; "
+                        "project = self_qkv_out; head_dim = 1; layout = bshd }")
+    rng = np.random.default_rng(13)
+    B, Lq, M, D, Dv, bs, n = 1, 3, 16, 1, 16, 4, 80
+    blocks = (n + Lq + bs - 1) // bs
+    f = lambda *s: rng.uniform(-1, 1, s).astype(np.float32)
+    k_cache, v_cache = f(blocks + 1, bs, 1, D), f(blocks + 1, bs, 1, Dv)
+    table = rng.permutation(blocks + 1)[:blocks].astype(np.int32)[None, :]
+    w = dict(w_q=f(D, M), w_k=f(D, M), w_v=f(Dv, M), w_o=f(M, Dv))
+    x = f(B, Lq, M)
     old_k, old_v = k_cache.copy(), v_cache.copy()
-    x = rng.uniform(-1, 1, (B, Lq, M)).astype(np.float32)
-    out = lib.k(x=x, k_cache=k_cache, v_cache=v_cache, cache_len=lens, block_table=table, **w)
-    for b in range(B):
-        blk, n = table[b, 0], lens[b]
-        xb = x[b].astype(np.float64)
-        k = np.concatenate([old_k[blk, :, :n], heads(xb @ w["w_k"].T + w["b_k"], G)], 1)
-        v = np.concatenate([old_v[blk, :, :n], heads(xb @ w["w_v"].T + w["b_v"], G)], 1)
-        o, _ = attend(heads(xb @ w["w_q"].T + w["b_q"], H), k, v, int(n), causal=False)
-        assert_close(out[b], o, v, bound=1e-5)
-        assert np.abs(k_cache[blk, :, :n + Lq] - k).max() <= 1e-5
+    out = lib.k(x=x, k_cache=k_cache, v_cache=v_cache, cache_len=np.array([n], np.int32),
+                block_table=table, **w)
+    rows = [(table[0, t // bs], t % bs) for t in range(n)]
+    xb = x[0].astype(np.float64)
+    k = np.concatenate([np.stack([old_k[b, r, 0] for b, r in rows]), xb @ w["w_k"].T])[None]
+    v = np.concatenate([np.stack([old_v[b, r, 0] for b, r in rows]), xb @ w["w_v"].T])[None]
+    o, _ = attend((xb @ w["w_q"].T)[None], k, v, n, causal=False)
+    ref = o[0] @ w["w_o"].T
+    assert_close(out[0], ref, ref, bound=1e-5)
