@@ -3,6 +3,7 @@ each pinned with its minimal kernel."""
 import numpy as np
 
 import attnc
+from conftest import reference
 
 
 def test_fixed_size_projection_keeps_its_17th_column():
@@ -278,21 +279,6 @@ def test_cosine_norms_of_seventeen_fixed_rows():
         assert np.abs(out - ref).max() <= 8e-3 * max(1.0, np.abs(v).max()), (Lq, Lk)
 
 
-def _causal_attention(q, k, v, heads_per_group):
-    """float64 causal attention (bottom-right aligned; fully masked rows are 0)
-    over (B, H, L, D) arrays, K/V heads shared by groups of query heads."""
-    k = np.repeat(k.astype(np.float64), heads_per_group, axis=1)
-    v = np.repeat(v.astype(np.float64), heads_per_group, axis=1)
-    lq, lk = q.shape[2], k.shape[2]
-    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(q.shape[-1])
-    visible = np.arange(lk)[None, :] <= np.arange(lq)[:, None] + (lk - lq)
-    s = np.where(visible, s, -np.inf)
-    row_max = s.max(-1, keepdims=True)
-    p = np.exp(s - np.where(np.isfinite(row_max), row_max, 0.0))
-    total = p.sum(-1, keepdims=True)
-    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0) @ v
-
-
 def test_gqa_groups_of_three_under_a_causal_mask():
     # Halide 14's solver rewrote (64 kb - Lk) * 3 / 32 as 6 kb - 3 Lk / 32 (floor
     # division does not commute with negation), and its correlated-differences
@@ -309,7 +295,7 @@ def test_gqa_groups_of_three_under_a_causal_mask():
             k = rng.standard_normal((1, kv_heads, lk, 8)).astype(np.float32)
             v = rng.standard_normal((1, kv_heads, lk, 8)).astype(np.float32)
             out = lib.k(q=q, k=k, v=v)
-            ref = _causal_attention(q, k, v, heads // kv_heads)
+            ref = reference(q, k, v, causal=True)[0]
             assert np.abs(out - ref).max() <= 1e-5, (heads, kv_heads, lq, lk)
 
 
@@ -347,11 +333,6 @@ def test_fixed_batch_and_rows_under_valid_len_and_causal():
         k = rng.standard_normal((1, 1, lk, 8)).astype(np.float32)
         v = rng.standard_normal((1, 1, lk, 8)).astype(np.float32)
         out = lib.k(q=q, k=k, v=v, valid_len=np.array([valid], np.int32))
-        s = q[0, 0].astype(np.float64) @ k[0, 0].T.astype(np.float64) / np.sqrt(8)
-        j, i = np.arange(lk)[None, :], np.arange(64)[:, None]
-        s = np.where((j <= i + lk - 64) & (j < valid), s, -np.inf)
-        row_max = s.max(-1, keepdims=True)
-        p = np.exp(s - np.where(np.isfinite(row_max), row_max, 0.0))
-        total = p.sum(-1, keepdims=True)
-        ref = np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0) @ v[0, 0]
-        assert np.abs(out[0, 0] - ref).max() <= 1e-5, (lk, valid)
+        padding = (np.arange(lk) >= valid)[None, :]  # valid_len as a key-padding mask
+        ref = reference(q, k, v, causal=True, key_padding=padding)[0]
+        assert np.abs(out - ref).max() <= 1e-5, (lk, valid)
