@@ -27,23 +27,24 @@ namespace attnc::halide_backend::fixes {
 void anchorSimplifyIfThenElse() {}
 } // namespace attnc::halide_backend::fixes
 
+// Simplify::visit(const IfThenElse *), mangled: the name this file defines
+// and the one it looks up in libHalide14.
+#define SIMPLIFY_IF_THEN_ELSE "_ZN6Halide8Internal8Simplify5visitEPKNS0_10IfThenElseE"
+
 namespace {
 
 using Halide::Internal::IfThenElse;
 using Halide::Internal::Stmt;
 
-constexpr const char *kSimplifyIfThenElse = "_ZN6Halide8Internal8Simplify5visitEPKNS0_10IfThenElseE";
-
 using SimplifyIfThenElse = Stmt (*)(void *simplify, const IfThenElse *op);
 
 } // namespace
 
-Stmt simplifyIfThenElse(void *simplify, const IfThenElse *op) __asm__(
-    "_ZN6Halide8Internal8Simplify5visitEPKNS0_10IfThenElseE");
+Stmt simplifyIfThenElse(void *simplify, const IfThenElse *op) __asm__(SIMPLIFY_IF_THEN_ELSE);
 
 Stmt simplifyIfThenElse(void *simplify, const IfThenElse *op) {
   static const auto original =
-      reinterpret_cast<SimplifyIfThenElse>(dlsym(RTLD_NEXT, kSimplifyIfThenElse));
+      reinterpret_cast<SimplifyIfThenElse>(dlsym(RTLD_NEXT, SIMPLIFY_IF_THEN_ELSE));
   if (!original)
     throw Halide::InternalError("attnc: libHalide14 has no Simplify::visit(const IfThenElse *)");
   Stmt result = original(simplify, op);
