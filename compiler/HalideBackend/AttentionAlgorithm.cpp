@@ -549,14 +549,19 @@ private:
       kStored = exactFunc("k_new_rotated");
       rotateRows(kStored, kNew, table, spec.rotary, f.cacheLen(f.b) + f.j);
     }
-    // The writes: row r of sequence b at cache_len[b] + r (checked above).
-    RDom w(0, f.Lq, 0, f.B, "new_rows");
-    Expr t = clamp(f.cacheLen(w.y) + w.x, 0, f.Lk - 1);
+    // The writes: row r of sequence b at cache_len[b] + r (checked above),
+    // channels [0, D) by a reduction domain rather than the cache's pure
+    // variable, so the region of the new rows (and of their projections) is
+    // known whatever the caller's channel min.
     auto storedAs = [&](const char *cache, const Expr &value) {
       return cast(halideType(argByName.at(cache)->type), value); // rounded once, RNE
     };
-    layout.write(f.kCache, f.d, t, f.g, w.y, storedAs("k_cache", kStored(f.d, w.x, f.g, w.y)));
-    layout.write(f.vCache, f.d, t, f.g, w.y, storedAs("v_cache", vNew(f.d, w.x, f.g, w.y)));
+    RDom wk(0, f.Dk, 0, f.Lq, 0, f.B, "new_k_rows"), wv(0, f.Dv, 0, f.Lq, 0, f.B, "new_v_rows");
+    auto slot = [&](const RDom &w) { return clamp(f.cacheLen(w.z) + w.y, 0, f.Lk - 1); };
+    layout.write(f.kCache, wk.x, slot(wk), f.g, wk.z,
+                 storedAs("k_cache", kStored(wk.x, wk.y, f.g, wk.z)));
+    layout.write(f.vCache, wv.x, slot(wv), f.g, wv.z,
+                 storedAs("v_cache", vNew(wv.x, wv.y, f.g, wv.z)));
     // Then every key and value is read back from the caches.
     Expr row = clampRow(f.j, f.Lk);
     f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, row, f.g, f.b));

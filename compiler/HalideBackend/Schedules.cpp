@@ -203,9 +203,17 @@ void scheduleSequenceTables(AlgorithmFuncs &f) {
 
 /// KV caches: the new rows' stores, vectorized over the row's channels (the
 /// pure definitions are undefined: the rest of each cache is not touched).
+/// The channels are a reduction variable of constant extent, whose tail must
+/// stay guarded; one of a single value would lose its guard (pureTail), so
+/// such rows are stored a value at a time.
 void scheduleCacheWrites(AlgorithmFuncs &f, int vec) {
-  for (Func cache : f.caches)
-    cache.update(0).vectorize(cache.args()[0], vec, TailStrategy::GuardWithIf);
+  for (Func cache : f.caches) {
+    const Internal::ReductionVariable &channel =
+        cache.function().update(0).schedule().rvars().front();
+    int channels = constantOf(channel.extent, 0);
+    if (pureTail(channels, vec) == TailStrategy::GuardWithIf)
+      cache.update(0).vectorize(RVar(channel.var), vec, TailStrategy::GuardWithIf);
+  }
 }
 
 /// Projection weights transposed once per call, in vec x vec tiles: vectors

@@ -225,3 +225,49 @@ def test_projected_paged_bshd_cache_of_one_channel_heads():
     o, _ = attend((xb @ w["w_q"].T)[None], k, v, n, causal=False)
     ref = o[0] @ w["w_o"].T
     assert_close(out[0], ref, ref, bound=1e-5)
+
+
+@pytest.mark.parametrize("cache,head_dim", [("paged(block = 16)", 3), ("contiguous", 17)])
+def test_projected_cache_with_a_fixed_seq_q(cache, head_dim):
+    # In-place projections into a cache with `seq_q` fixed failed to compile
+    # ("Can only unroll for loops over a constant extent": the projections'
+    # region started at the cache's channel min, which the caller chooses).
+    # head_dim 17 also stores rows whose last vector holds one value.
+    H, G, D, M, Lq = 4, 2, head_dim, 16, 3
+    lib = attnc.compile(f"kernel k {{ cache = {cache}; seq_q = {Lq}; heads = {H}; "
+                        f"kv_heads = {G}; head_dim = {D}; project = self_qkv; "
+                        f"model_dim = {M}; proj_bias = true; mask = causal }}")
+    rng = np.random.default_rng(14)
+    f = lambda *s: rng.uniform(-1, 1, s).astype(np.float32)
+    B, lens = 3, np.array([0, 5, 30], np.int32)
+    w = dict(w_q=f(H * D, M), w_k=f(G * D, M), w_v=f(G * D, M),
+             b_q=f(H * D), b_k=f(G * D), b_v=f(G * D))
+    x = f(B, Lq, M)
+    args = {}
+    if cache == "contiguous":
+        k_cache, v_cache = f(B, G, 40, D), f(B, G, 40, D)
+        rows = lambda b: [(b, t) for t in range(lens[b] + Lq)]
+        cache_row = lambda c, b, t: c[b, :, t]
+    else:
+        k_cache, v_cache = f(7, G, 16, D), f(7, G, 16, D)
+        table = np.array([[6, -1, -1], [2, -1, -1], [0, 5, 3]], np.int32)
+        args["block_table"] = table
+        rows = lambda b: [(table[b, t // 16], t % 16) for t in range(lens[b] + Lq)]
+        cache_row = lambda c, blk, r: c[blk, :, r]
+    old_k, old_v = k_cache.astype(np.float64), v_cache.astype(np.float64)
+    out = lib.k(x=x, k_cache=k_cache, v_cache=v_cache, cache_len=lens, **args, **w)
+    W = {n: a.astype(np.float64) for n, a in w.items()}
+    for b in range(B):
+        n = int(lens[b])
+        xb = x[b].astype(np.float64)
+        kn, vn = heads(xb @ W["w_k"].T + W["b_k"], G), heads(xb @ W["w_v"].T + W["b_v"], G)
+        old = rows(b)[:n]
+        k = np.concatenate([np.stack([cache_row(old_k, *r) for r in old], 1).reshape(G, n, D)
+                            if n else np.zeros((G, 0, D)), kn], 1)
+        v = np.concatenate([np.stack([cache_row(old_v, *r) for r in old], 1).reshape(G, n, D)
+                            if n else np.zeros((G, 0, D)), vn], 1)
+        o, _ = attend(heads(xb @ W["w_q"].T + W["b_q"], H), k, v, n, causal=True)
+        assert_close(out[b], o, v, bound=1e-5)
+        for t, r in enumerate(rows(b)[n:]):  # the new rows are in the cache
+            assert np.allclose(cache_row(k_cache, *r), kn[:, t], atol=1e-5)
+            assert np.allclose(cache_row(v_cache, *r), vn[:, t], atol=1e-5)

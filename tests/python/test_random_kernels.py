@@ -1674,16 +1674,12 @@ def check_backward(K, S, lib, kwargs, outs, ref, nrng, expected, half):
 
 
 def known_bugs(K, trials=()):
-    """The signatures of open bugs that kernel K matches. (BUG-4, GQA groups of 3
-    under causal with a fixed seq_q, and BUG-9, a simplifier crash, were Halide 14
-    bugs that attnc now corrects: compiler/HalideBackend/HalideFixes.)"""
+    """The signatures of open bugs that kernel K matches (none open now). BUG-4, GQA
+    groups of 3 under causal with a fixed seq_q, and BUG-9, a simplifier crash, were
+    Halide 14 bugs that attnc now corrects (compiler/HalideBackend/HalideFixes);
+    BUG-10, a cache with in-place projections and a fixed seq_q that did not
+    compile, is test_cache_projected.py::test_projected_cache_with_a_fixed_seq_q."""
     bugs = []
-    if K["mode"] == "cache" and K["project"] and isinstance(K["seq_q"], int):
-        # BUG-10: a cache with projections and a fixed seq_q (seed 72166305059588:
-        # paged(block = 16), head_dim 3, model_dim 16) fails to compile: "Can only
-        # unroll for loops over a constant extent" (the in-place projection's column
-        # loop, whose region starts at the cache's unknown channel min).
-        bugs.append("BUG-10 cache + projections + fixed seq_q: Halide unroll error")
     return bugs
 
 
