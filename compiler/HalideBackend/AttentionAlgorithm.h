@@ -11,6 +11,7 @@
 #pragma once
 
 #include "compiler/HalideBackend/AttentionConfig.h"
+#include "compiler/HalideBackend/Prefetches.h"
 
 #include <Halide.h>
 
@@ -214,6 +215,9 @@ struct AlgorithmFuncs {
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
   /// Key blocks in all, and per chunk of a split.
   Halide::Expr nBlocks, chunkBlocks;
+
+  /// Key loops whose rows of K and V are prefetched ahead (Prefetches.h).
+  std::vector<RowPrefetch> rowPrefetches;
 
   /// What applySchedule chose, for `--emit=halide` (policy, tiles, loops).
   std::string policyName;

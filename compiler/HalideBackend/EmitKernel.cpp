@@ -13,6 +13,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/HalfConversions.h"
+#include "compiler/HalideBackend/Prefetches.h"
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
@@ -160,8 +161,9 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       if (!lower)
         break;
       StageTimer timer("Halide lowering");
-      Halide::Module module =
-          funcs->pipeline().compile_to_module(funcs->arguments(), config.name, target);
+      Halide::Pipeline pipeline = funcs->pipeline();
+      addRowPrefetches(pipeline, funcs->rowPrefetches);
+      Halide::Module module = pipeline.compile_to_module(funcs->arguments(), config.name, target);
       std::optional<Bf16Products> fallback = scalarBf16Fallback(*funcs, module);
       if (!fallback) {
         modules.push_back(module);
@@ -184,6 +186,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMCo
   if (!module)
     throw BackendError("Halide produced no LLVM module");
   lowerHalfConversions(*module, kernels.module.target());
+  keepPrefetchesInL2(*module);
   addRunWrappers(*module, kernels.configs);
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -208,6 +211,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
     lowerHalfConversions(*variants.back().module, target);
+    keepPrefetchesInL2(*variants.back().module);
     compiled = kernels.configs;
   }
   // An empty Halide module: the runtime (unless no_runtime) and the flags of

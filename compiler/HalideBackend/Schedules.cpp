@@ -649,6 +649,23 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
                   (f.bf16Values ? ", bf16 pairs of keys per lane (vdpbf16ps)" : ""));
 }
 
+/// Decode's K and V rows prefetched about 4 KiB ahead of the key loops that
+/// read them (Prefetches.h), whether inputs or caches, paged or not.
+void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
+                        std::vector<std::string> &notes) {
+  const KernelDesc &k = config.kernel;
+  auto bytesOf = [](ElemType t) { return t == ElemType::F32 ? 4 : 2; };
+  auto rowsAhead = [&](const Expr &width) {
+    return std::max(4, 4096 / (constantOf(width, 64) * bytesOf(k.kvDtype)));
+  };
+  std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
+  std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
+  f.rowPrefetches.push_back({f.qk.name(), j.name(), 1, {kBuffer}, rowsAhead(f.Dk)});
+  f.rowPrefetches.push_back({f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, rowsAhead(f.Dv)});
+  notes.push_back("k, v: rows prefetched " + std::to_string(rowsAhead(f.Dk)) + " and " +
+                  std::to_string(rowsAhead(f.Dv)) + " keys ahead (into L2)");
+}
+
 /// Scores, max, exponentials and sums of one key block: register-blocked
 /// Q.K^T over query vectors, or over key vectors for few query rows.
 void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
@@ -736,6 +753,7 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
       lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
+      prefetchDecodeRows(f, config, j, notes);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
                       "lanes at once) and one horizontal sum");

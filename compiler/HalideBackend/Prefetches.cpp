@@ -1,0 +1,159 @@
+//===- Prefetches.cpp - decode's K and V rows prefetched ahead ------------===//
+#include "compiler/HalideBackend/Prefetches.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+#include <map>
+
+namespace attnc::halide_backend {
+
+namespace {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+/// The values of the names a statement binds (Let and LetStmt). `ambiguous`
+/// when one name is bound to two values (then nothing is substituted).
+class LetValues : public IRVisitor {
+public:
+  std::map<std::string, Expr> values;
+  bool ambiguous = false;
+
+private:
+  using IRVisitor::visit;
+  void record(const std::string &name, const Expr &value) {
+    auto [it, fresh] = values.emplace(name, value);
+    ambiguous = ambiguous || (!fresh && !equal(it->second, value));
+  }
+  void visit(const Let *op) override {
+    record(op->name, op->value);
+    IRVisitor::visit(op);
+  }
+  void visit(const LetStmt *op) override {
+    record(op->name, op->value);
+    IRVisitor::visit(op);
+  }
+};
+
+/// The loads of some buffers in a statement, except in loops nested in it
+/// (those get prefetches of their own, in their own bodies).
+class DirectLoads : public IRVisitor {
+public:
+  explicit DirectLoads(const std::vector<std::string> &buffers) : buffers(buffers) {}
+  std::vector<const Load *> loads;
+
+private:
+  using IRVisitor::visit;
+  const std::vector<std::string> &buffers;
+  void visit(const For *) override {}
+  void visit(const Load *op) override {
+    if (std::find(buffers.begin(), buffers.end(), op->name) != buffers.end())
+      loads.push_back(op);
+    IRVisitor::visit(op);
+  }
+};
+
+class InsertRowPrefetches : public IRMutator {
+public:
+  explicit InsertRowPrefetches(std::vector<RowPrefetch> prefetches)
+      : prefetches(std::move(prefetches)) {}
+
+private:
+  using IRMutator::visit;
+  std::vector<RowPrefetch> prefetches;
+  const RowPrefetch *active = nullptr; // the key loop being rewritten
+  std::string keyVar;
+  std::map<std::string, Expr> lets; // bound inside it
+
+  const RowPrefetch *keyLoop(const std::string &loop) const {
+    for (const RowPrefetch &p : prefetches) {
+      std::string prefix = p.func + ".s" + std::to_string(p.stage) + "." + p.var;
+      if (loop == prefix || loop.rfind(prefix + ".", 0) == 0)
+        return &p;
+    }
+    return nullptr;
+  }
+
+  /// `e` with the key loop's let-bound names replaced by their values;
+  /// false if some are left after a bounded number of rounds.
+  bool expandLets(Expr &e) const {
+    for (int round = 0; round < 64; ++round) {
+      Expr next = substitute(lets, e);
+      if (equal(next, e))
+        return true;
+      e = next;
+    }
+    return false;
+  }
+
+  /// `body` preceded by a prefetch of each of its direct loads' first
+  /// element `ahead` key iterations later (once per distinct address).
+  Stmt withPrefetches(const Stmt &body) {
+    DirectLoads finder(active->buffers);
+    body.accept(&finder);
+    std::vector<Expr> addresses;
+    Stmt prefetches;
+    for (const Load *load : finder.loads) {
+      const Ramp *ramp = load->index.as<Ramp>();
+      Expr index = ramp ? ramp->base : load->index;
+      if (!index.type().is_scalar())
+        continue; // (a gather)
+      if (!expandLets(index) || !expr_uses_var(index, keyVar))
+        continue;
+      Expr later = simplify(substitute(keyVar, Variable::make(Int(32), keyVar) + active->ahead, index));
+      if (std::any_of(addresses.begin(), addresses.end(),
+                      [&](const Expr &a) { return equal(a, later); }))
+        continue;
+      addresses.push_back(later);
+      // (address, offset, extent, stride): one element, typed as the load.
+      Stmt prefetch = Evaluate::make(Call::make(load->type.element_of(), Call::prefetch,
+                                                {Variable::make(Handle(), load->name), later, 1, 1},
+                                                Call::Intrinsic));
+      prefetches = prefetches.defined() ? Block::make(prefetches, prefetch) : prefetch;
+    }
+    return prefetches.defined() ? Block::make(prefetches, body) : body;
+  }
+
+  Stmt visit(const For *op) override {
+    if (!active) {
+      const RowPrefetch *spec = keyLoop(op->name);
+      if (!spec)
+        return IRMutator::visit(op);
+      LetValues bound;
+      op->body.accept(&bound);
+      if (bound.ambiguous)
+        return op;
+      active = spec;
+      keyVar = op->name;
+      lets = std::move(bound.values);
+      Stmt body = withPrefetches(mutate(op->body));
+      active = nullptr;
+      return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
+    Stmt body = withPrefetches(mutate(op->body));
+    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+  }
+};
+
+} // namespace
+
+void addRowPrefetches(Halide::Pipeline &pipeline, const std::vector<RowPrefetch> &prefetches) {
+  if (prefetches.empty())
+    return;
+  auto *pass = new InsertRowPrefetches(prefetches);
+  pipeline.add_custom_lowering_pass(pass, [pass] { delete pass; });
+}
+
+void keepPrefetchesInL2(llvm::Module &module) {
+  for (llvm::Function &fn : module)
+    for (llvm::Instruction &inst : llvm::instructions(fn))
+      if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst))
+        if (call->getIntrinsicID() == llvm::Intrinsic::prefetch) // (address, rw, locality, cache)
+          call->setArgOperand(2, llvm::ConstantInt::get(call->getArgOperand(2)->getType(), 2));
+}
+
+} // namespace attnc::halide_backend
