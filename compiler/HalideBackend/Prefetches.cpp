@@ -57,6 +57,26 @@ private:
   }
 };
 
+/// Whether `e` reads a min or stride of buffer `name` (extents are left out:
+/// twins have the same shape).
+bool usesFieldOf(const Expr &e, const std::string &name) {
+  class Finder : public IRVisitor {
+  public:
+    explicit Finder(const std::string &prefix) : prefix(prefix) {}
+    bool found = false;
+
+  private:
+    using IRVisitor::visit;
+    std::string prefix;
+    void visit(const Variable *op) override {
+      found = found || (op->name.rfind(prefix, 0) == 0 &&
+                        op->name.compare(prefix.size(), 7, "extent.") != 0);
+    }
+  } finder(name + ".");
+  e.accept(&finder);
+  return finder.found;
+}
+
 class InsertRowPrefetches : public IRMutator {
 public:
   explicit InsertRowPrefetches(std::vector<RowPrefetch> prefetches)
@@ -95,8 +115,20 @@ private:
   Stmt withPrefetches(const Stmt &body) {
     DirectLoads finder(active->buffers);
     body.accept(&finder);
-    std::vector<Expr> addresses;
+    std::vector<std::pair<std::string, Expr>> addresses;
     Stmt prefetches;
+    auto add = [&](const std::string &buffer, Type type, const Expr &index) {
+      if (std::any_of(addresses.begin(), addresses.end(), [&](const auto &a) {
+            return a.first == buffer && equal(a.second, index);
+          }))
+        return;
+      addresses.emplace_back(buffer, index);
+      // (address, offset, extent, stride): one element, typed as the load.
+      Stmt prefetch = Evaluate::make(Call::make(type, Call::prefetch,
+                                                {Variable::make(Handle(), buffer), index, 1, 1},
+                                                Call::Intrinsic));
+      prefetches = prefetches.defined() ? Block::make(prefetches, prefetch) : prefetch;
+    };
     for (const Load *load : finder.loads) {
       const Ramp *ramp = load->index.as<Ramp>();
       Expr index = ramp ? ramp->base : load->index;
@@ -104,16 +136,14 @@ private:
         continue; // (a gather)
       if (!expandLets(index) || !expr_uses_var(index, keyVar))
         continue;
-      Expr later = simplify(substitute(keyVar, Variable::make(Int(32), keyVar) + active->ahead, index));
-      if (std::any_of(addresses.begin(), addresses.end(),
-                      [&](const Expr &a) { return equal(a, later); }))
-        continue;
-      addresses.push_back(later);
-      // (address, offset, extent, stride): one element, typed as the load.
-      Stmt prefetch = Evaluate::make(Call::make(load->type.element_of(), Call::prefetch,
-                                                {Variable::make(Handle(), load->name), later, 1, 1},
-                                                Call::Intrinsic));
-      prefetches = prefetches.defined() ? Block::make(prefetches, prefetch) : prefetch;
+      Type type = load->type.element_of();
+      add(load->name, type,
+          simplify(substitute(keyVar, Variable::make(Int(32), keyVar) + active->ahead, index)));
+      for (const std::string &twin : active->twins) {
+        Expr same = substitute(load->name + ".min.0", Variable::make(Int(32), twin + ".min.0"), index);
+        if (!usesFieldOf(same, load->name)) // (its other mins and strides may differ)
+          add(twin, type, simplify(same));
+      }
     }
     return prefetches.defined() ? Block::make(prefetches, body) : body;
   }

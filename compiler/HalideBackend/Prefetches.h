@@ -31,12 +31,17 @@ class Module;
 namespace attnc::halide_backend {
 
 /// The loads of `buffers` inside the loop `func.s<stage>.<var>` (and the
-/// loops within it), prefetched `ahead` iterations of that loop early.
+/// loops within it), prefetched `ahead` iterations of that loop early; and
+/// the same element of `twins`, buffers laid out as `buffers`, prefetched
+/// for the current iteration (decode's V row of the key whose K row the
+/// Q.K^T loop reads: P.V reads it once the block's scores are done, and its
+/// own loop keeps its sums in registers without calls in it).
 struct RowPrefetch {
   std::string func, var;
   int stage = 1;
   std::vector<std::string> buffers;
   int ahead = 8;
+  std::vector<std::string> twins;
 };
 
 /// Adds the lowering pass of `prefetches` (none: nothing) to `pipeline`.

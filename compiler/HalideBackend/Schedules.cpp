@@ -649,21 +649,27 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
                   (f.bf16Values ? ", bf16 pairs of keys per lane (vdpbf16ps)" : ""));
 }
 
-/// Decode's K and V rows prefetched about 4 KiB ahead of the key loops that
-/// read them (Prefetches.h), whether inputs or caches, paged or not.
+/// Decode's K rows prefetched about 4 KiB ahead of the Q.K^T loop that reads
+/// them, and V's rows by the same loop where V is laid out as K (then P.V's
+/// loop has no call in it and keeps its sums in registers, which a paged
+/// cache's run-time block range otherwise spills), else by P.V's loop
+/// (Prefetches.h). Inputs or caches, paged or not.
 void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
                         std::vector<std::string> &notes) {
   const KernelDesc &k = config.kernel;
-  auto bytesOf = [](ElemType t) { return t == ElemType::F32 ? 4 : 2; };
-  auto rowsAhead = [&](const Expr &width) {
-    return std::max(4, 4096 / (constantOf(width, 64) * bytesOf(k.kvDtype)));
-  };
+  const int rowBytes = constantOf(f.Dk, 64) * (k.kvDtype == ElemType::F32 ? 4 : 2);
+  const int ahead = std::max(4, 4096 / rowBytes);
   std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
   std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
-  f.rowPrefetches.push_back({f.qk.name(), j.name(), 1, {kBuffer}, rowsAhead(f.Dk)});
-  f.rowPrefetches.push_back({f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, rowsAhead(f.Dv)});
-  notes.push_back("k, v: rows prefetched " + std::to_string(rowsAhead(f.Dk)) + " and " +
-                  std::to_string(rowsAhead(f.Dv)) + " keys ahead (into L2)");
+  const bool sameLayout = constantOf(f.Dk, 0) > 0 && constantOf(f.Dk, 0) == constantOf(f.Dv, 0);
+  RowPrefetch keys{f.qk.name(), j.name(), 1, {kBuffer}, ahead, {}};
+  if (sameLayout)
+    keys.twins.push_back(vBuffer);
+  else
+    f.rowPrefetches.push_back({f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, ahead, {}});
+  f.rowPrefetches.push_back(keys);
+  notes.push_back("k: rows prefetched " + std::to_string(ahead) + " keys ahead (into L2); v: " +
+                  (sameLayout ? "each key's row by the same loop" : "likewise by P.V's loop"));
 }
 
 /// Scores, max, exponentials and sums of one key block: register-blocked
