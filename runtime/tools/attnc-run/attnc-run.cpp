@@ -110,9 +110,24 @@ void listKernels(const attn::Library &lib) {
   }
 }
 
-/// The attention FLOPs of docs/tools.md §6, 2*B*H*Lq*Lk*(D+Dv); 0 when
-/// the kernel's signature does not name all of these sizes.
-double attentionFlops(const attn::Kernel &kernel,
+/// The keys each query of a KV-cache kernel attends, summed over the batch:
+/// sum of cache_len[b] + Lq (0 without a cache_len argument).
+double cachedKeys(const std::map<std::string, size_t> &index,
+                  const std::vector<attn_tensor> &args, int64_t lq) {
+  auto it = index.find("cache_len");
+  if (it == index.end())
+    return 0;
+  const attn_tensor &lens = args[it->second];
+  double keys = 0;
+  for (int64_t b = 0; lens.rank == 1 && b < lens.shape[0]; ++b)
+    keys += double(static_cast<const int32_t *>(lens.data)[b] + lq);
+  return keys;
+}
+
+/// The attention FLOPs of docs/tools.md §6, 2*B*H*Lq*Lk*(D+Dv), where a
+/// KV-cache kernel's B*Lk is its sequences' keys, cache_len[b] + Lq each; 0
+/// when the kernel's signature does not name all of these sizes.
+double attentionFlops(const attn::Kernel &kernel, const std::map<std::string, size_t> &index,
                       const std::vector<attn_tensor> &args) {
   std::map<std::string, int64_t> v;
   for (const char *name : {"B", "H", "Lq", "Lk", "D", "Dv"}) {
@@ -120,6 +135,12 @@ double attentionFlops(const attn::Kernel &kernel,
     if (attn_kernel_size(kernel.c(), args.data(), args.size(), name, &value) ==
         ATTN_OK)
       v[name] = value;
+  }
+  if (v.count("Lq")) {
+    if (double keys = cachedKeys(index, args, v["Lq"]); keys > 0) {
+      v["B"] = 1; // B * Lk: the keys of all sequences
+      v["Lk"] = int64_t(keys);
+    }
   }
   if (!v.count("Lk") && v.count("Lq"))
     v["Lk"] = v["Lq"]; // self-attention: one sequence length
@@ -237,12 +258,13 @@ void runKernel(const attn::Kernel &kernel, const RunOptions &options) {
     // A backward kernel (it takes d_out) counts 2.5x the forward's FLOPs,
     // FlashAttention-2's convention (docs/tools.md §6).
     bool backward = index.count("d_out") != 0;
-    double flops = attentionFlops(kernel, tensors) * (backward ? 2.5 : 1.0);
+    double flops = attentionFlops(kernel, index, tensors) * (backward ? 2.5 : 1.0);
     std::printf("%s: %d runs, median %.4f ms", kernel.name().c_str(),
                 options.bench, median);
     if (flops > 0 && median > 0)
-      std::printf(", %.2f GFLOP/s (%s2*B*H*Lq*Lk*(D+Dv) = %.0f FLOP)\n",
-                  flops / (median * 1e6), backward ? "2.5 x " : "", flops);
+      std::printf(", %.2f GFLOP/s (%s2*%s*(D+Dv) = %.0f FLOP)\n", flops / (median * 1e6),
+                  backward ? "2.5 x " : "",
+                  index.count("cache_len") ? "H*Lq*sum(cache_len+Lq)" : "B*H*Lq*Lk", flops);
     else
       std::printf(", GFLOP/s n/a (the signature does not name B, H, Lq, Lk, D "
                   "and Dv)\n");
