@@ -16,8 +16,9 @@ namespace {
 using namespace Halide;
 using namespace Halide::Internal;
 
-/// The values of the names a statement binds (Let and LetStmt). `ambiguous`
-/// when one name is bound to two values (then nothing is substituted).
+/// The values of the names a statement binds (Let and LetStmt), and each
+/// loop variable in it as its loop's first value. `ambiguous` when one name
+/// is bound to two values (then nothing is substituted).
 class LetValues : public IRVisitor {
 public:
   std::map<std::string, Expr> values;
@@ -25,6 +26,10 @@ public:
 
 private:
   using IRVisitor::visit;
+  void visit(const For *op) override {
+    record(op->name, op->min);
+    IRVisitor::visit(op);
+  }
   void record(const std::string &name, const Expr &value) {
     auto [it, fresh] = values.emplace(name, value);
     ambiguous = ambiguous || (!fresh && !equal(it->second, value));
@@ -39,17 +44,15 @@ private:
   }
 };
 
-/// The loads of some buffers in a statement, except in loops nested in it
-/// (those get prefetches of their own, in their own bodies).
-class DirectLoads : public IRVisitor {
+/// The loads of some buffers in a statement.
+class LoadsOf : public IRVisitor {
 public:
-  explicit DirectLoads(const std::vector<std::string> &buffers) : buffers(buffers) {}
+  explicit LoadsOf(const std::vector<std::string> &buffers) : buffers(buffers) {}
   std::vector<const Load *> loads;
 
 private:
   using IRVisitor::visit;
   const std::vector<std::string> &buffers;
-  void visit(const For *) override {}
   void visit(const Load *op) override {
     if (std::find(buffers.begin(), buffers.end(), op->name) != buffers.end())
       loads.push_back(op);
@@ -87,7 +90,7 @@ private:
   std::vector<RowPrefetch> prefetches;
   const RowPrefetch *active = nullptr; // the key loop being rewritten
   std::string keyVar;
-  std::map<std::string, Expr> lets; // bound inside it
+  std::map<std::string, Expr> lets; // bound inside it (loops: their first value)
 
   const RowPrefetch *keyLoop(const std::string &loop) const {
     for (const RowPrefetch &p : prefetches) {
@@ -98,8 +101,9 @@ private:
     return nullptr;
   }
 
-  /// `e` with the key loop's let-bound names replaced by their values;
-  /// false if some are left after a bounded number of rounds.
+  /// `e` with the names bound inside the key loop replaced by their values
+  /// (its inner loops' variables by their first values); false if some are
+  /// left after a bounded number of rounds.
   bool expandLets(Expr &e) const {
     for (int round = 0; round < 64; ++round) {
       Expr next = substitute(lets, e);
@@ -110,24 +114,36 @@ private:
     return false;
   }
 
-  /// `body` preceded by a prefetch of each of its direct loads' first
-  /// element `ahead` key iterations later (once per distinct address).
+  /// The key loop's `body` preceded by the prefetches of the rows its loads
+  /// read: each row from the element its inner loops start at, `lines` cache
+  /// lines, `ahead` keys later (and each twin's row of the current key).
   Stmt withPrefetches(const Stmt &body) {
-    DirectLoads finder(active->buffers);
+    LoadsOf finder(active->buffers);
     body.accept(&finder);
-    std::vector<std::pair<std::string, Expr>> addresses;
+    struct Row {
+      std::string buffer;
+      Expr start;
+      int lineElements;
+    };
+    std::vector<Row> rows;
     Stmt prefetches;
-    auto add = [&](const std::string &buffer, Type type, const Expr &index) {
-      if (std::any_of(addresses.begin(), addresses.end(), [&](const auto &a) {
-            return a.first == buffer && equal(a.second, index);
-          }))
-        return;
-      addresses.emplace_back(buffer, index);
-      // (address, offset, extent, stride): one element, typed as the load.
-      Stmt prefetch = Evaluate::make(Call::make(type, Call::prefetch,
-                                                {Variable::make(Handle(), buffer), index, 1, 1},
-                                                Call::Intrinsic));
-      prefetches = prefetches.defined() ? Block::make(prefetches, prefetch) : prefetch;
+    auto add = [&](const std::string &buffer, Type type, const Expr &start) {
+      const int lineElements = std::max(1, 64 / type.bytes());
+      for (const Row &row : rows) { // a row already prefetched?
+        if (row.buffer != buffer)
+          continue;
+        const int64_t *offset = as_const_int(simplify(start - row.start));
+        if (offset && *offset >= 0 && *offset < int64_t(active->lines) * lineElements)
+          return;
+      }
+      rows.push_back({buffer, start, lineElements});
+      for (int line = 0; line < active->lines; ++line) {
+        // (address, offset, extent, stride): one element, typed as the load.
+        Expr at = simplify(start + line * lineElements);
+        Stmt prefetch = Evaluate::make(Call::make(
+            type, Call::prefetch, {Variable::make(Handle(), buffer), at, 1, 1}, Call::Intrinsic));
+        prefetches = prefetches.defined() ? Block::make(prefetches, prefetch) : prefetch;
+      }
     };
     for (const Load *load : finder.loads) {
       const Ramp *ramp = load->index.as<Ramp>();
@@ -160,12 +176,11 @@ private:
       active = spec;
       keyVar = op->name;
       lets = std::move(bound.values);
-      Stmt body = withPrefetches(mutate(op->body));
+      Stmt body = withPrefetches(op->body);
       active = nullptr;
       return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
     }
-    Stmt body = withPrefetches(mutate(op->body));
-    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    return IRMutator::visit(op);
   }
 };
 

@@ -11,10 +11,10 @@
 // at four times their address), it refuses a pipeline's outputs (a KV cache),
 // it bounds a paged cache's next row by the whole pool, and its runtime emits
 // `prefetchnta`, whose lines are evicted before a key block is read again.
-// So a lowering pass of attnc's own adds the prefetches: in a key loop, each
-// load of K or V is preceded by a prefetch of the same load `ahead` keys
-// later (its address computed as the load's, block table included), and
-// keepPrefetchesInL2 makes them `prefetcht1`.
+// So a lowering pass of attnc's own adds the prefetches: each iteration of a
+// key loop prefetches the K or V row that its loads will read `ahead` keys
+// later, a line at a time, from an address computed as the loads' (block
+// table included); keepPrefetchesInL2 makes them `prefetcht1`.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -30,17 +30,19 @@ class Module;
 
 namespace attnc::halide_backend {
 
-/// The loads of `buffers` inside the loop `func.s<stage>.<var>` (and the
-/// loops within it), prefetched `ahead` iterations of that loop early; and
-/// the same element of `twins`, buffers laid out as `buffers`, prefetched
-/// for the current iteration (decode's V row of the key whose K row the
-/// Q.K^T loop reads: P.V reads it once the block's scores are done, and its
-/// own loop keeps its sums in registers without calls in it).
+/// The rows of `buffers` that the loop `func.s<stage>.<var>` reads (in its
+/// body or the loops within it), prefetched `ahead` iterations early, once
+/// per iteration: `lines` cache lines from the element its inner loops start
+/// at. Also the same rows of `twins`, buffers laid out as `buffers`, for the
+/// current iteration (decode's V row of the key whose K row the Q.K^T loop
+/// reads: P.V reads it once the block's scores are done, and its own loop
+/// keeps its sums in registers without calls in it).
 struct RowPrefetch {
   std::string func, var;
   int stage = 1;
   std::vector<std::string> buffers;
   int ahead = 8;
+  int lines = 1;
   std::vector<std::string> twins;
 };
 

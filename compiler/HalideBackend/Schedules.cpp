@@ -657,18 +657,23 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
 void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
                         std::vector<std::string> &notes) {
   const KernelDesc &k = config.kernel;
-  const int rowBytes = constantOf(f.Dk, 64) * (k.kvDtype == ElemType::F32 ? 4 : 2);
-  const int ahead = std::max(4, 4096 / rowBytes);
+  auto rowBytes = [&](const Expr &width) {
+    return constantOf(width, 64) * (k.kvDtype == ElemType::F32 ? 4 : 2);
+  };
+  auto keysAhead = [&](const Expr &width) { return std::max(4, 4096 / rowBytes(width)); };
+  auto lines = [&](const Expr &width) { return (rowBytes(width) + 63) / 64; };
   std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
   std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
   const bool sameLayout = constantOf(f.Dk, 0) > 0 && constantOf(f.Dk, 0) == constantOf(f.Dv, 0);
-  RowPrefetch keys{f.qk.name(), j.name(), 1, {kBuffer}, ahead, {}};
+  RowPrefetch keys{f.qk.name(), j.name(), 1, {kBuffer}, keysAhead(f.Dk), lines(f.Dk), {}};
   if (sameLayout)
     keys.twins.push_back(vBuffer);
   else
-    f.rowPrefetches.push_back({f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, ahead, {}});
+    f.rowPrefetches.push_back(
+        {f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, keysAhead(f.Dv), lines(f.Dv), {}});
   f.rowPrefetches.push_back(keys);
-  notes.push_back("k: rows prefetched " + std::to_string(ahead) + " keys ahead (into L2); v: " +
+  notes.push_back("k: rows prefetched " + std::to_string(keysAhead(f.Dk)) +
+                  " keys ahead (into L2); v: " +
                   (sameLayout ? "each key's row by the same loop" : "likewise by P.V's loop"));
 }
 
