@@ -88,7 +88,7 @@ public:
 private:
   using IRMutator::visit;
   std::vector<RowPrefetch> prefetches;
-  const RowPrefetch *active = nullptr; // the key loop being rewritten
+  const RowPrefetch *active = nullptr; // of the key loop being rewritten
   std::string keyVar;
   std::map<std::string, Expr> lets; // bound inside it (loops: their first value)
 
@@ -120,23 +120,19 @@ private:
   Stmt withPrefetches(const Stmt &body) {
     LoadsOf finder(active->buffers);
     body.accept(&finder);
-    struct Row {
-      std::string buffer;
-      Expr start;
-      int lineElements;
-    };
-    std::vector<Row> rows;
+    std::vector<std::pair<std::string, Expr>> rows; // (buffer, first element)
     Stmt prefetches;
     auto add = [&](const std::string &buffer, Type type, const Expr &start) {
       const int lineElements = std::max(1, 64 / type.bytes());
-      for (const Row &row : rows) { // a row already prefetched?
-        if (row.buffer != buffer)
+      for (const auto &[other, first] : rows) { // a row already prefetched?
+        if (other != buffer)
           continue;
-        const int64_t *offset = as_const_int(simplify(start - row.start));
+        Expr difference = simplify(start - first); // (as_const_int points into it)
+        const int64_t *offset = as_const_int(difference);
         if (offset && *offset >= 0 && *offset < int64_t(active->lines) * lineElements)
           return;
       }
-      rows.push_back({buffer, start, lineElements});
+      rows.emplace_back(buffer, start);
       for (int line = 0; line < active->lines; ++line) {
         // (address, offset, extent, stride): one element, typed as the load.
         Expr at = simplify(start + line * lineElements);
@@ -165,22 +161,18 @@ private:
   }
 
   Stmt visit(const For *op) override {
-    if (!active) {
-      const RowPrefetch *spec = keyLoop(op->name);
-      if (!spec)
-        return IRMutator::visit(op);
-      LetValues bound;
-      op->body.accept(&bound);
-      if (bound.ambiguous)
-        return op;
-      active = spec;
-      keyVar = op->name;
-      lets = std::move(bound.values);
-      Stmt body = withPrefetches(op->body);
-      active = nullptr;
-      return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-    }
-    return IRMutator::visit(op);
+    const RowPrefetch *spec = keyLoop(op->name);
+    if (!spec)
+      return IRMutator::visit(op);
+    LetValues bound;
+    op->body.accept(&bound);
+    if (bound.ambiguous)
+      return op;
+    active = spec;
+    keyVar = op->name;
+    lets = std::move(bound.values);
+    Stmt body = withPrefetches(op->body);
+    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
   }
 };
 
