@@ -3,8 +3,8 @@
 // Decode reads every K and V row once and waits on those loads: the hardware
 // prefetchers restart at each 4 KiB page and at each switch between the K
 // and the V stream. Measured on AVX-512 (H=32, G=8, D=128, Lk=32768), rows
-// prefetched about 4 KiB ahead into L2 made f32 decode 1.2x and bf16 decode
-// 1.7x faster.
+// prefetched about 4 KiB ahead into L2 made f32 decode 1.3x, bf16 decode 1.8x
+// and paged-cache decode 1.3x faster (docs/benchmarks.md).
 //
 // Halide's own `prefetch` directive cannot do it in version 14: it steps its
 // cache lines in elements rather than bytes (float rows got one line in four,
