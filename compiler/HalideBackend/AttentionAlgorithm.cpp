@@ -447,6 +447,10 @@ private:
     bool bshd = spec.layout == Layout::BSHD;
     bool rotary = spec.positional == PositionalKind::Rotary;
     Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lk);
+    // Heads clamped too: a custom score's condition on h (`i - ip == -h`)
+    // can make bounds inference ask for heads past the inputs' (it trims
+    // regions through conditions), which Halide then refuses at run time.
+    Expr ch = clamp(f.h, 0, f.H - 1), cg = clamp(f.g, 0, f.G - 1);
     // With rotary embeddings q_in and k_in turn these rows.
     Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
     Func kIn = rotary ? exactFunc("k_unrotated") : f.kIn;
@@ -456,23 +460,23 @@ private:
     case ProjectKind::None: {
       ImageParam q = param("q"), k = param("k"), v = param("v");
       if (spec.packed) { // tokens [T, heads, width]
-        qIn(f.d, f.i, f.h, f.b) = widened(q(f.d, f.h, ci));
-        kIn(f.d, f.j, f.g, f.b) = widened(k(f.d, f.g, cj));
-        f.vIn(f.d, f.j, f.g, f.b) = widened(v(f.d, f.g, cj));
+        qIn(f.d, f.i, f.h, f.b) = widened(q(f.d, ch, ci));
+        kIn(f.d, f.j, f.g, f.b) = widened(k(f.d, cg, cj));
+        f.vIn(f.d, f.j, f.g, f.b) = widened(v(f.d, cg, cj));
         break;
       }
-      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
-      kIn(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
-      f.vIn(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, ch, ci, f.b) : q(f.d, ci, ch, f.b));
+      kIn(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, cg, cj, f.b) : k(f.d, cj, cg, f.b));
+      f.vIn(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, cg, cj, f.b) : v(f.d, cj, cg, f.b));
       if (f.bf16Products)
         makeBf16Operands(q, k, v);
       break;
     }
     default: {
       auto [pq, pk, pv] = projections();
-      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
-      kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
-      f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
+      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, ch, f.b);
+      kIn(f.d, f.j, f.g, f.b) = pk(f.d, cj, cg, f.b);
+      f.vIn(f.d, f.j, f.g, f.b) = pv(f.d, cj, cg, f.b);
       break;
     }
     }

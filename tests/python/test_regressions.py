@@ -336,3 +336,25 @@ def test_fixed_batch_and_rows_under_valid_len_and_causal():
         padding = (np.arange(lk) >= valid)[None, :]  # valid_len as a key-padding mask
         ref = reference(q, k, v, causal=True, key_padding=padding)[0]
         assert np.abs(out - ref).max() <= 1e-5, (lk, valid)
+
+
+def test_score_condition_on_the_head_keeps_head_reads_in_bounds():
+    # Seed 138619306766822 (minimized): `i - ip == -h` is false for every head when
+    # Lq > Lk (ip = i + Lk - Lq), and Halide's bounds inference, trimming k's region
+    # through that condition, asked for heads past k's (the call failed: "Input buffer
+    # k is accessed at 30, which is beyond the max (3) in dimension 1"). The inputs'
+    # head indices are clamped now.
+    for Lk in (1, 2, 40):
+        lib = attnc.compile("kernel k { seq_q = 33; heads = 4; head_dim = 3; layout = bshd; "
+                            f"seq_k = {Lk}; score = select(i - ip == -h, dot(q, k), 0.0) }}")
+        rng = np.random.default_rng(Lk)
+        B, Lq, H, D = 2, 33, 4, 3
+        q, k, v = (rng.uniform(-2, 2, (B, L, H, D)).astype(np.float32) for L in (Lq, Lk, Lk))
+        out = lib.k(q=q, k=k, v=v)
+        Q, K, V = (a.astype(np.float64).transpose(0, 2, 1, 3) for a in (q, k, v))
+        i = np.arange(Lq)[:, None]
+        keep = np.stack([(i - (i + Lk - Lq)) == -h for h in range(H)])  # [H, Lq, 1]
+        s = np.where(keep[None], np.einsum("bhqd,bhkd->bhqk", Q, K), 0.0)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        ref = ((p / p.sum(-1, keepdims=True)) @ V).transpose(0, 2, 1, 3)
+        assert np.abs(out - ref).max() <= 1e-5, Lk
