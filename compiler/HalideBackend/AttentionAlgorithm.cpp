@@ -368,6 +368,13 @@ private:
   //--- Inputs in canonical order (d, row, head, b), rows clamped ------------//
 
   Expr clampRow(const Expr &r, const Expr &extent) { return clamp(r, 0, extent - 1); }
+  /// Query and key/value heads clamped as rows are: a custom score's
+  /// condition on h (`i - ip == -h`) can make bounds inference, which trims
+  /// regions through conditions, ask for heads past the inputs', which
+  /// Halide then refuses at run time.
+  std::pair<Expr, Expr> clampedHeads() const {
+    return {clamp(f.h, 0, f.H - 1), clamp(f.g, 0, f.G - 1)};
+  }
 
   /// x (+ sinusoidal positions) as (m, t, b); `width` is x's last dimension.
   Func positioned(const std::string &name, int64_t width) {
@@ -447,10 +454,7 @@ private:
     bool bshd = spec.layout == Layout::BSHD;
     bool rotary = spec.positional == PositionalKind::Rotary;
     Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lk);
-    // Heads clamped too: a custom score's condition on h (`i - ip == -h`)
-    // can make bounds inference ask for heads past the inputs' (it trims
-    // regions through conditions), which Halide then refuses at run time.
-    Expr ch = clamp(f.h, 0, f.H - 1), cg = clamp(f.g, 0, f.G - 1);
+    auto [ch, cg] = clampedHeads();
     // With rotary embeddings q_in and k_in turn these rows.
     Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
     Func kIn = rotary ? exactFunc("k_unrotated") : f.kIn;
@@ -532,18 +536,19 @@ private:
     f.cacheLen = checkedCacheLengths(param("cache_len"), layout, f.B, f.Lq, f.sequenceTables);
 
     Expr ci = clampRow(f.i, f.Lq), cj = clampRow(f.j, f.Lq); // new rows
+    auto [ch, cg] = clampedHeads();
     Func qIn = rotary ? exactFunc("q_unrotated") : f.qIn;
     Func kNew = exactFunc("k_new"), kStored = kNew, vNew = exactFunc("v_new");
     if (spec.project == ProjectKind::None) {
       ImageParam q = param("q"), k = param("k"), v = param("v");
-      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, f.h, ci, f.b) : q(f.d, ci, f.h, f.b));
-      kNew(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, f.g, cj, f.b) : k(f.d, cj, f.g, f.b));
-      vNew(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, f.g, cj, f.b) : v(f.d, cj, f.g, f.b));
+      qIn(f.d, f.i, f.h, f.b) = widened(bshd ? q(f.d, ch, ci, f.b) : q(f.d, ci, ch, f.b));
+      kNew(f.d, f.j, f.g, f.b) = widened(bshd ? k(f.d, cg, cj, f.b) : k(f.d, cj, cg, f.b));
+      vNew(f.d, f.j, f.g, f.b) = widened(bshd ? v(f.d, cg, cj, f.b) : v(f.d, cj, cg, f.b));
     } else { // the new tokens' projections (x_kv, like x, holds Lq rows)
       auto [pq, pk, pv] = projections();
-      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, f.h, f.b);
-      kNew(f.d, f.j, f.g, f.b) = pk(f.d, cj, f.g, f.b);
-      vNew(f.d, f.j, f.g, f.b) = pv(f.d, cj, f.g, f.b);
+      qIn(f.d, f.i, f.h, f.b) = pq(f.d, ci, ch, f.b);
+      kNew(f.d, f.j, f.g, f.b) = pk(f.d, cj, cg, f.b);
+      vNew(f.d, f.j, f.g, f.b) = pv(f.d, cj, cg, f.b);
     }
     if (rotary) {
       RotaryTable table = makeRotaryTable(spec.rotary);
@@ -568,10 +573,10 @@ private:
                  storedAs("v_cache", vNew(wv.x, wv.y, f.g, wv.z)));
     // Then every key and value is read back from the caches.
     Expr row = clampRow(f.j, f.Lk);
-    f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, row, f.g, f.b));
+    f.kIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.kCache, f.d, row, cg, f.b));
     // Rows past a sequence's keys may hold anything, NaN included: the key
     // loops stop before them (makeBlocks).
-    f.vIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.vCache, f.d, row, f.g, f.b));
+    f.vIn(f.d, f.j, f.g, f.b) = widened(layout.at(f.vCache, f.d, row, cg, f.b));
     for (Func cache : {f.kCache, f.vCache}) {
       f.outputs.push_back(cache);
       f.caches.push_back(cache);
