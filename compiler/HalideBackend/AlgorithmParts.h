@@ -19,9 +19,10 @@ namespace attnc::halide_backend {
 constexpr float kMaskedScore = -1e30f;
 constexpr float kMaskedThreshold = -5e29f;
 
-/// exp with the argument clamped to where fast_exp is accurate.
-Halide::Expr clampedExp(const Halide::Expr &x);
-/// A vectorizable tanh: an odd series near 0, fast_exp beyond (relative
+/// e^x * 2^log2Scale for x <= 0, to about 1e-7 relative (x is clamped where
+/// the result would leave the normal floats).
+Halide::Expr clampedExp(const Halide::Expr &x, int log2Scale = 0);
+/// A vectorizable tanh: an odd series near 0, clampedExp beyond (relative
 /// error ~1e-6 everywhere, no cancellation near 0).
 Halide::Expr approxTanh(const Halide::Expr &x);
 /// The softcap c * tanh(s / c), accurate for every c in float range
