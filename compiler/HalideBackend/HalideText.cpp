@@ -131,7 +131,7 @@ std::string printHalide(const AlgorithmFuncs &f) {
     os << "// kernel " << f.name << ": online softmax over key blocks of " << f.blockK
        << " keys for query tiles of " << f.tileQ << " rows\n";
   os << "// algorithm\n";
-  RVarBounds bounds = boundsOf({f.rd, f.rj, f.rk, f.rsk, f.rdPairs, f.rjPairs});
+  RVarBounds bounds = boundsOf({f.rd, f.rj, f.stateDomain, f.rsk, f.rdPairs, f.rjPairs});
   for (const Func &p : f.precomputed)
     printFunc(os, p, bounds);
   for (Func fn : {f.qIn, f.kIn, f.vIn, f.qHoist, f.kHoist, f.qs, f.qPairs, f.kBf16, f.vPairs,
@@ -141,8 +141,10 @@ std::string printHalide(const AlgorithmFuncs &f) {
     printFunc(os, fn, bounds);
   for (Func fn : {f.state, f.attn, f.out, f.qkWeights, f.weights, f.lse})
     printFunc(os, fn, bounds);
-  if (f.rk.defined() && f.rk.domain().predicate().defined() && !is_const_one(f.rk.domain().predicate()))
-    os << "  where (key-block skipping) " << f.rk.domain().predicate() << "\n";
+  const RDom &blocks = f.stateDomain;
+  if (blocks.defined() && blocks.domain().predicate().defined() &&
+      !is_const_one(blocks.domain().predicate()))
+    os << "  where (key-block skipping) " << blocks.domain().predicate() << "\n";
   if (f.isBackward())
     printGradients(os, f);
   os << "// schedule: " << f.policyName << "\n";

@@ -374,15 +374,16 @@ std::optional<Var> splitValueRegisters(Stage &stage, const Var &d, const Var &dO
   return dC;
 }
 
-/// Splits d of a softmax_state update into vectors (dI, vectorized), and
-/// unrolls them and the rows `iu` up to 32 vectors; wider rows loop over both.
+/// Splits the value columns d of a softmax_state update into vectors (dI,
+/// vectorized), and unrolls them and the rows `iu` up to 32 vectors; wider
+/// rows loop over both.
 /// The merge runs once per key block and row, so the loops cost nothing, and
 /// two other schedules miscompiled in Halide 14 when the row's last vector
 /// has one value (value_dim 33, 49, 65, ...): chunks of unrolled vectors ran
 /// the first chunk every time and never the last vector, and a row loop of
 /// unrolled rows lost the tail guard of every row after the first.
 /// `outer` are the loops outside the rows, innermost first.
-void splitStateVectors(Stage &stage, const Var &d, const Var &dO, const Var &dI, const Var &iu,
+void splitStateVectors(Stage &stage, const RVar &d, const RVar &dO, const RVar &dI, const Var &iu,
                        int vec, int dVectors, std::vector<VarOrRVar> outer) {
   stage.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI);
   outer.insert(outer.begin(), {dI, dO, iu});
@@ -434,7 +435,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
   // The state of a query tile: one parallel task per (query tile, key chunk,
   // row group, batch); with one chunk and one tile (decode) that would leave
   // a single task per head, hence the key split of the algorithm.
-  Var iu("iu"), dO("dO"), dI("dI"), t1("t1"), task("task");
+  Var iu("iu"), t1("t1"), task("task");
+  RVar cO("cO"), cI("cI"); // the update's value columns, split into vectors
   // With `out` as the only output, one query tile of one head per task of
   // out's parallel loop, and that tile's state computed inside it: one
   // parallel loop in all and no root-level state (small problems are
@@ -464,14 +466,14 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     f.state.compute_at(p.stateLevel).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    splitStateVectors(update, d, dO, dI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
+    splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
     notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
                     " rows) fused parallel; softmax_state computed per tile inside");
   } else {
     f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    splitStateVectors(update, d, dO, dI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
+    splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
     update
         .fuse(f.s, h, t1)
         .fuse(t1, b, task)
@@ -879,7 +881,7 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Targ
     f.kHoist.compute_root();
   }
   f.state.compute_root();
-  f.state.update().reorder(f.d, f.ii, f.rk, f.qt, f.s, f.h, f.b).parallel(f.b);
+  f.state.update().reorder(f.rc, f.ii, f.rk, f.qt, f.s, f.h, f.b).parallel(f.b);
   if (f.splits > 1)
     f.merged.compute_root();
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
