@@ -22,6 +22,11 @@ namespace attnc::halide_backend {
 
 namespace {
 
+/// Keys or rows unrolled beside a micro-kernel's 2 vectors: 16 sums in
+/// AVX-512's 32 registers, 8 in AVX2's 16 (dense backward N=2048 ~8% faster
+/// with 8 on AVX-512).
+int unrolledBesideTwoVectors(int vec) { return vec >= 16 ? 8 : 4; }
+
 /// The reduction variables of a Func's first update.
 std::vector<RVar> rvarsOf(const Func &fn) {
   std::vector<RVar> rvars;
@@ -48,9 +53,7 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
       rowsT.compute_at(level).vectorize(ii, vec, round);
   }
   // Q.K^T and dO.V^T over (key, row): 2 vectors of rows x 4 keys held in
-  // registers across the sum along d; 8 keys where AVX-512's 32 registers
-  // hold 16 sums (dense backward N=2048 ~8% faster with the sums' 8 rows).
-  const int keys = vec >= 16 ? 8 : 4;
+  // registers across the sum along d (8 keys with AVX-512).
   for (Func product : {t.qk, t.dp}) {
     if (!product.defined())
       continue;
@@ -60,7 +63,7 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
     // Vectors first, then pairs of them: the other order (pairs, then
     // vectors, both guarded) miscompiles in Halide 14 and added a row's
     // last vector twice (Schedules.cpp, splitValueRegisters).
-    update.split(j, jO, jI, keys, guard)
+    update.split(j, jO, jI, unrolledBesideTwoVectors(vec), guard)
         .split(ii, iW, iV, vec, guard)
         .split(iW, iO, iM, 2, guard)
         .reorder({iV, iM, jI, rvarsOf(product)[0], iO, jO})
@@ -110,7 +113,7 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
   g.sums.update() // (vectors first, then pairs of them: see scheduleTiles)
       .split(d, dW, dV, vec, guard)
       .split(dW, dO, dM, 2, guard)
-      .split(v, vO, vI, vec >= 16 ? 8 : 4, guard)
+      .split(v, vO, vI, unrolledBesideTwoVectors(vec), guard)
       .reorder({dV, dM, vI, u, dO, vO, which, y, kb, g.chunk, h, b})
       .vectorize(dV)
       .unroll(dM)
