@@ -678,7 +678,12 @@ void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const 
   auto rowBytes = [&](const Expr &width) {
     return constantOf(width, 64) * (k.kvDtype == ElemType::F32 ? 4 : 2);
   };
-  auto keysAhead = [&](const Expr &width) { return std::max(4, 4096 / rowBytes(width)); };
+  // A paged cache's rows 8 KiB ahead: its pages are scattered over the pool,
+  // and the next page's first lines are then asked for before its keys are
+  // reached (paged(16), f32, D=128: 3-5% faster than 4 KiB; contiguous rows
+  // measured the same from 2 to 32 KiB).
+  const int bytesAhead = k.cache.paged() ? 8192 : 4096;
+  auto keysAhead = [&](const Expr &width) { return std::max(4, bytesAhead / rowBytes(width)); };
   auto lines = [&](const Expr &width) { return (rowBytes(width) + 63) / 64; };
   std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
   std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
@@ -780,6 +785,13 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       f.qk.compute_at(f.state, f.rk).vectorize(j, vec, TailStrategy::GuardWithIf);
       Func lanes = f.qk.update().split(f.rd.x, rdo, rdi, vec).rfactor(rdi, u);
       f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
+      // A GQA group's rows reduced together: one vector_reduce of rows x vec
+      // lanes into rows lanes (LLVM's shuffle tree shares its steps across
+      // the rows), not a horizontal sum per row (9 instructions each).
+      // Decode H=32 G=8 D=128 B=4: 2-3% faster (contiguous and paged cache).
+      const bool rowsTogether = f.tileQ >= 2 && f.tileQ <= 16 && (f.tileQ & (f.tileQ - 1)) == 0;
+      if (rowsTogether)
+        f.qk.update().vectorize(i);
       lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
       prefetchDecodeRows(f, config, j, notes);
