@@ -223,8 +223,6 @@ struct AlgorithmFuncs {
 
   /// Key loops whose rows of K and V are prefetched ahead (Prefetches.h).
   std::vector<RowPrefetch> rowPrefetches;
-  /// Loops the lowering must not partition (HalideFixes/NeverPartition.cpp).
-  std::vector<std::string> unpartitionedLoops;
 
   /// What applySchedule chose, for `--emit=halide` (policy, tiles, loops).
   std::string policyName;

@@ -163,7 +163,6 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       StageTimer timer("Halide lowering");
       Halide::Pipeline pipeline = funcs->pipeline();
       addRowPrefetches(pipeline, funcs->rowPrefetches);
-      NeverPartition unpartitioned(funcs->unpartitionedLoops);
       Halide::Module module = pipeline.compile_to_module(funcs->arguments(), config.name, target);
       std::optional<Bf16Products> fallback = scalarBf16Fallback(*funcs, module);
       if (!fallback) {

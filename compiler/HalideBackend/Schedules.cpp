@@ -799,11 +799,6 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
       prefetchDecodeRows(f, config, j, notes);
-      // The key-block loop stops at the last block of its chunk and of the
-      // sequence's cache: partitioned, its whole body was lowered twice
-      // (paged decode compiled in 2.0 s, 1.4 s so, and ran as fast).
-      f.unpartitionedLoops.push_back(f.state.name() + ".s1." + f.rk.name());
-      notes.push_back("softmax_state.rk: never partitioned");
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
                       "lanes at once) and one horizontal sum");

@@ -3,12 +3,9 @@
 // compiler/HalideBackend/HalideFixes replaces libHalide14's solve_expression,
 // whose (f(x) - a) / b -> f(x) / b - a / b was wrong for floor division. The
 // tests call it directly and through a libHalide pass that calls it (so they
-// fail if the library's own definition is the one that runs). It also wraps
-// partition_loops with Halide 16's never_partition (NeverPartition).
+// fail if the library's own definition is the one that runs).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
-
 #include <Halide.h>
 
 #include <gtest/gtest.h>
@@ -88,51 +85,6 @@ TEST(HalideFixes, SimplifiedIfWhoseBranchIsUnreachableIsANoOp) {
   Stmt result = simplify(LetStmt::make("t", y * 2, body));
   ASSERT_TRUE(result.defined());
   EXPECT_TRUE(is_no_op(result)) << result;
-}
-
-} // namespace
-
-namespace {
-
-/// The loops of s whose name starts with `prefix`.
-int loopsNamed(const Stmt &s, const std::string &prefix) {
-  class Counter : public IRVisitor {
-  public:
-    explicit Counter(const std::string &prefix) : prefix(prefix) {}
-    int count = 0;
-
-  private:
-    using IRVisitor::visit;
-    std::string prefix;
-    void visit(const For *op) override {
-      count += op->name.rfind(prefix, 0) == 0;
-      IRVisitor::visit(op);
-    }
-  } counter(prefix);
-  s.accept(&counter);
-  return counter.count;
-}
-
-TEST(HalideFixes, NeverPartitionKeepsOneCopyOfTheNamedLoop) {
-  // A key-block loop whose block index is clamped to the last block as
-  // bounds inference writes it (min(likely(rk), last)), around an inner
-  // loop with a likely guard of its own.
-  Expr rk = Variable::make(Int(32), "rk"), j = Variable::make(Int(32), "j");
-  Expr last = Variable::make(Int(32), "last"), n = Variable::make(Int(32), "n");
-  Stmt inner = For::make("j", 0, 16, ForType::Serial, DeviceAPI::None,
-                         IfThenElse::make(likely(j < n), Evaluate::make(j)));
-  Stmt body = Block::make(Evaluate::make(min(likely(rk), last) * 2), inner);
-  Stmt loop = For::make("rk", 0, 64, ForType::Serial, DeviceAPI::None, body);
-
-  Stmt partitioned = partition_loops(loop);
-  EXPECT_GT(loopsNamed(partitioned, "rk"), 1) << partitioned; // the premise
-  {
-    attnc::halide_backend::NeverPartition keep({"rk"});
-    Stmt kept = partition_loops(loop);
-    EXPECT_EQ(loopsNamed(kept, "rk"), 1) << kept;
-    EXPECT_GT(loopsNamed(kept, "j"), 1) << kept; // inner loops as before
-  }
-  EXPECT_GT(loopsNamed(partition_loops(loop), "rk"), 1); // only while it lives
 }
 
 } // namespace
