@@ -185,9 +185,9 @@ private:
     // edges would waste more), nor for the additive score or the backward,
     // whose tiles are their own.
     const int64_t kvBytes = sizes.Lk * (sizes.Dk + sizes.Dv) * 4;
-    if (rows >= 256 && sizes.Lk > 0 && sizes.Dk > 0 && sizes.Dv > 0 && kvBytes > (int64_t(2) << 20) &&
-        !config.backward && spec.score != ScoreKind::Additive && !spec.packed &&
-        !spec.hasMask(MaskKind::Window))
+    if (rows >= 256 && sizes.Lk > 0 && sizes.Dk > 0 && sizes.Dv > 0 &&
+        kvBytes > (int64_t(2) << 20) && !config.backward && spec.score != ScoreKind::Additive &&
+        !spec.packed && !spec.hasMask(MaskKind::Window))
       f.tileQ = 64;
     // Larger key blocks amortize the per-block rescaling of the state; with
     // an interval mask, smaller ones waste less work on the diagonal.

@@ -561,7 +561,8 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
     else
       scheduleProjection(f.kHoist, vec);
     notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (") +
-                    (vec >= 16 ? "6 rows x 4" : "4 rows x 2") + " vectors), W transposed once; k_hoist " +
+                    (vec >= 16 ? "6 rows x 4" : "4 rows x 2") +
+                    " vectors), W transposed once; k_hoist " +
                     (perTask ? "per softmax_state task" : "compute_root"));
   }
 }
