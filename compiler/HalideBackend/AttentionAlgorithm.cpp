@@ -184,10 +184,11 @@ private:
     // N=2048, whose rows fit, the same). Not under a window (the band's
     // edges would waste more), nor for the additive score or the backward,
     // whose tiles are their own.
+    // (Counted as float32, the rows prefill reads; a dynamic seq_k is 0, and
+    // so is the product.)
     const int64_t kvBytes = sizes.Lk * (sizes.Dk + sizes.Dv) * 4;
-    if (rows >= 256 && sizes.Lk > 0 && sizes.Dk > 0 && sizes.Dv > 0 &&
-        kvBytes > (int64_t(2) << 20) && !config.backward && spec.score != ScoreKind::Additive &&
-        !spec.packed && !spec.hasMask(MaskKind::Window))
+    if (rows >= 256 && kvBytes > (int64_t(2) << 20) && !config.backward &&
+        spec.score != ScoreKind::Additive && !spec.packed && !spec.hasMask(MaskKind::Window))
       f.tileQ = 64;
     // Larger key blocks amortize the per-block rescaling of the state; with
     // an interval mask, smaller ones waste less work on the diagonal.

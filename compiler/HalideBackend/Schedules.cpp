@@ -85,16 +85,21 @@ int constantOf(const Expr &e, int fallback) {
   return fallback;
 }
 
+/// Rows x column vectors of a matrix product's sums held in registers:
+/// AVX-512's 32 hold 6 x 4 beside the 4 weight vectors and a broadcast, so
+/// each block of weight columns (M x 64 floats, in L2) is read once per 6
+/// rows, not per 4 (MHA with projections at N=512 9-11% faster, the additive
+/// d2l shape 5-12%); AVX2's 16 hold 4 x 2 (16 accumulators spilled).
+struct ProductBlock {
+  int rows, colVectors;
+};
+ProductBlock productBlock(int vec) { return vec >= 16 ? ProductBlock{6, 4} : ProductBlock{4, 2}; }
+
 /// A projection's matrix product p(c, row, ...) += x(r, row) * w(c, r) as a
-/// register-blocked micro-kernel: 6 rows x 4 vectors of columns (AVX-512's 32
-/// registers; 4 x 2 on AVX2's 16, where 16 accumulators spill) held across
-/// the whole reduction; returns the stage (its outermost variable is rowO).
+/// register-blocked micro-kernel of productBlock(vec) held across the whole
+/// reduction; returns the stage (its outermost variable is rowO).
 Stage blockMatrixProduct(Func p, int vec, Var rowO) {
-  // Rows x column vectors of sums in registers: AVX-512's 32 hold 6 x 4
-  // beside the 4 weight vectors and a broadcast; each block of weight columns
-  // (M x 64 floats, in L2) is then read once per 6 rows, not per 4 (MHA with
-  // projections at N=512 9-11% faster, the additive d2l shape 5-12%).
-  const int colVectors = vec >= 16 ? 4 : 2, blockRows = vec >= 16 ? 6 : 4;
+  const ProductBlock block = productBlock(vec);
   std::vector<Var> args = p.args();
   Var c = args[0], row = args[1];
   Var rowI("rowI"), cO("cO"), cM("cM"), cI("cI"), cV("cV");
@@ -109,9 +114,9 @@ Stage blockMatrixProduct(Func p, int vec, Var rowO) {
   Stage stage = p.update();
   // Vectors first, then blocks of them (see splitValueRegisters: the other
   // order miscompiles in Halide 14, e.g. 17 columns lost their last one).
-  stage.split(row, rowO, rowI, blockRows, TailStrategy::GuardWithIf)
+  stage.split(row, rowO, rowI, block.rows, TailStrategy::GuardWithIf)
       .split(c, cV, cI, vec, TailStrategy::GuardWithIf)
-      .split(cV, cO, cM, colVectors, TailStrategy::GuardWithIf)
+      .split(cV, cO, cM, block.colVectors, TailStrategy::GuardWithIf)
       .reorder(order)
       .vectorize(cI)
       .unroll(cM)
@@ -560,8 +565,9 @@ void scheduleTunedQueries(AlgorithmFuncs &f, const AttentionConfig &config, cons
       scheduleProjectionAt(f.kHoist, *p.stateTask, vec);
     else
       scheduleProjection(f.kHoist, vec);
-    notes.push_back(std::string("q_hoist, k_hoist: register-blocked matrix products (") +
-                    (vec >= 16 ? "6 rows x 4" : "4 rows x 2") +
+    const ProductBlock block = productBlock(vec);
+    notes.push_back("q_hoist, k_hoist: register-blocked matrix products (" +
+                    std::to_string(block.rows) + " rows x " + std::to_string(block.colVectors) +
                     " vectors), W transposed once; k_hoist " +
                     (perTask ? "per softmax_state task" : "compute_root"));
   }
