@@ -7,16 +7,42 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace attnc::halide_backend {
+
+/// While it lives, the lowering of this thread does not split the loop over
+/// query tiles, and so the key loop inside each tile, into copies for the
+/// sake of the tile's small stages (PartitionLoops.cpp): the clamped rows of
+/// `tileProducers` (Halide's Func names) and the bounds of stages along
+/// `tileDim` (the tile's Var name) are no partitioning boundaries.
+class QueryTileStages {
+public:
+  struct Names {
+    std::vector<std::string> tileProducers;
+    std::string tileDim;
+  };
+  explicit QueryTileStages(Names names);
+  ~QueryTileStages();
+  QueryTileStages(const QueryTileStages &) = delete;
+  QueryTileStages &operator=(const QueryTileStages &) = delete;
+
+private:
+  Names previous;
+};
+
 namespace fixes {
 /// One per file of this folder: referenced, they keep its object linked.
 void anchorSolveExpression();
 void anchorSimplifyIfThenElse();
+void anchorPartitionLoops();
 } // namespace fixes
 
 /// Does nothing; referencing it links this folder's replacements.
 inline void linkHalideFixes() {
   fixes::anchorSolveExpression();
   fixes::anchorSimplifyIfThenElse();
+  fixes::anchorPartitionLoops();
 }
 } // namespace attnc::halide_backend
