@@ -760,6 +760,13 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
         f.qk.update().reorder(qi, qo, jq, f.rd, ic, jc);
     } else {
       f.qk.split(i, qo, qi, vec).reorder(qi, qo, j).vectorize(qi).unroll(qo).unroll(j);
+      // Whole micro-kernels of keys, also past Lk (they read clamped rows and
+      // block_score masks them): trimmed to Lk through block_score's select,
+      // a run-time key count made Halide test each key of the chunk and lower
+      // the key loop twice, once for the last block. A cache's rows past a
+      // sequence's length may be unwritten, or behind unassigned pages.
+      if (!f.cacheLen.defined())
+        f.qk.bound_extent(j, jr);
       Stage update = f.qk.update();
       update.split(i, qo, qi, vec).vectorize(qi).unroll(qo).unroll(j);
       if (pairs)
