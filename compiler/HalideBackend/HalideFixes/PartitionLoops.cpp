@@ -1,26 +1,29 @@
 //===- PartitionLoops.cpp - A query tile's key loop lowered once -----------===//
 //
 // Halide's loop partitioning copies a loop's whole body once per `likely`
-// boundary found anywhere inside it (prologue, steady state, epilogue). With
-// run-time sizes, two kinds of boundary inside a query tile split the loop
-// over tiles, and with it the tile's whole key loop, into three copies that
-// run the same key loop (2.2x the lowered code of `score = scaled_dot` with
-// dynamic sizes, and so of the lowering and LLVM time):
-//  * the clamped rows of the tile's queries (`q_scaled`, `q_rows`, ...): the
-//    partitioner marks a clamped vector index as likely in range, to turn
-//    a gather into a dense load in the steady state; these loads are strided
-//    gathers there too;
+// boundary found anywhere inside it (prologue, steady state, epilogue),
+// outermost loop first. With run-time sizes, boundaries inside a query tile
+// split the loop over tiles, and with it the tile's whole key loop, into
+// copies that run the same key loop (2.2x the lowered code of
+// `score = scaled_dot`, and so of the lowering and LLVM time):
+//  * clamped rows of the tile's queries (`q_scaled`, `q_rows`, ...) and of
+//    mask or bias tensors: the partitioner marks a clamped vector index as
+//    likely in range, to turn a gather into a dense load in the steady state;
+//    rows vectorized across a tile are strided gathers there too;
 //  * the bounds of per-tile stages along the tile dimension, where bounds
 //    inference marks a reduction domain's predicate likely
 //    (`max(likely(qt), kb * 4)`): the copies differ only in how they write
-//    the same region.
-// Halide 16's `never_partition` cannot say "not for these"; wrapping the
-// whole tile loop instead left its conditions to the key loop inside, which
-// then split further (the union masks' code grew 2.3x).
+//    the same region;
+//  * boundaries of inner loops that also move with the tile (a key block's
+//    first key under a window written as an expression).
+// So the tile loop's body is partitioned alone (its inner loops as before),
+// after the first two kinds are hidden: left in, they split the key loop
+// inside instead (the union masks' code grew 2.3x). Halide 16's
+// `never_partition` does the last part; 14 has none of it.
 //
 // libHalide14 calls partition_loops through its PLT, so this definition takes
-// its place (see HalideFixes.h). While a QueryTileStages is in scope, it hides
-// those two kinds of boundary from the library's pass, which it then calls.
+// its place (see HalideFixes.h) while a QueryTileStages is in scope, and
+// calls the library's own.
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 
@@ -66,26 +69,28 @@ class WithoutLikely : public IRMutator {
   }
 };
 
-/// A vector index clamped by min or max keeps its ramp behind a let, where
-/// the library's MarkClampedRampsAsLikely does not look (the simplification
-/// after partitioning substitutes it back).
+/// e with its ramp behind a let, where the library's MarkClampedRampsAsLikely
+/// does not look (the simplification after partitioning substitutes it back).
+Expr hiddenRamp(const Expr &e) {
+  std::string name = unique_name('r');
+  return Let::make(name, e, Variable::make(e.type(), name));
+}
+
+/// Every vector index clamped by min or max hidden (hiddenRamp).
 class HideClampedRamps : public IRMutator {
   using IRMutator::visit;
-  Expr hidden(const Expr &e) {
-    if (!e.as<Ramp>())
-      return mutate(e);
-    std::string name = unique_name('r');
-    return Let::make(name, e, Variable::make(e.type(), name));
-  }
+  Expr hidden(const Expr &e) { return e.as<Ramp>() ? hiddenRamp(e) : mutate(e); }
   Expr visit(const Min *op) override { return Min::make(hidden(op->a), hidden(op->b)); }
   Expr visit(const Max *op) override { return Max::make(hidden(op->a), hidden(op->b)); }
 };
 
-/// The named producers partitioned first, alone (their own loops as Halide
-/// would), then their remaining clamps hidden: the whole statement's pass
-/// finds no boundary in them to split the loops around them at. Lets that
-/// bound a stage along the tile dimension (`block_sum.s1.qt.min_2`) lose
-/// their likely tags.
+/// Partitions the tile loops' bodies alone, with these boundaries hidden:
+///  * the named producers are partitioned first, alone (their own loops as
+///    Halide would), and their remaining clamps hidden;
+///  * elsewhere, a load's index clamped by min or max whose ramp moves with
+///    the tile is hidden;
+///  * lets that bound a stage along the tile dimension
+///    (`block_sum.s1.qt.min_2`) lose their likely tags.
 class HideTileBoundaries : public IRMutator {
 public:
   HideTileBoundaries(const attnc::halide_backend::QueryTileStages::Names &names,
@@ -96,6 +101,9 @@ private:
   using IRMutator::visit;
   const attnc::halide_backend::QueryTileStages::Names &names;
   PartitionLoops partition;
+  /// The tile loop's variable and the lets that depend on it.
+  Scope<> movesWithTile;
+  bool inIndex = false;
 
   bool boundsTileDim(const std::string &let) const {
     const std::string dim = "." + names.tileDim + ".";
@@ -105,6 +113,18 @@ private:
     std::string rest = let.substr(at + dim.size());
     return rest.rfind("min", 0) == 0 || rest.rfind("max", 0) == 0;
   }
+  bool isTileLoop(const std::string &loop) const {
+    const std::string suffix = "." + names.tileDim;
+    return loop.size() > suffix.size() &&
+           loop.compare(loop.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  /// A clamped ramp hidden when it moves with the tile.
+  Expr clampedOperand(const Expr &e) {
+    const Ramp *ramp = e.as<Ramp>();
+    if (inIndex && ramp && expr_uses_vars(ramp->base, movesWithTile))
+      return hiddenRamp(e);
+    return mutate(e);
+  }
 
   Stmt visit(const ProducerConsumer *op) override {
     const auto &tile = names.tileProducers;
@@ -113,16 +133,36 @@ private:
     Stmt body = HideClampedRamps().mutate(partition(op->body));
     return ProducerConsumer::make(op->name, true, body);
   }
-  Stmt visit(const LetStmt *op) override {
-    if (!boundsTileDim(op->name))
+  Stmt visit(const For *op) override {
+    if (!isTileLoop(op->name))
       return IRMutator::visit(op);
-    return LetStmt::make(op->name, WithoutLikely().mutate(op->value), mutate(op->body));
+    ScopedBinding<> tile(movesWithTile, op->name);
+    Stmt body = partition(mutate(op->body));
+    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
   }
-  Expr visit(const Let *op) override {
-    if (!boundsTileDim(op->name))
-      return IRMutator::visit(op);
-    return Let::make(op->name, WithoutLikely().mutate(op->value), mutate(op->body));
+  Expr visit(const Load *op) override {
+    Expr predicate = mutate(op->predicate);
+    bool outer = inIndex;
+    inIndex = true;
+    Expr index = mutate(op->index);
+    inIndex = outer;
+    return Load::make(op->type, op->name, index, op->image, op->param, predicate,
+                      op->alignment);
   }
+  Expr visit(const Min *op) override {
+    return Min::make(clampedOperand(op->a), clampedOperand(op->b));
+  }
+  Expr visit(const Max *op) override {
+    return Max::make(clampedOperand(op->a), clampedOperand(op->b));
+  }
+  template <typename LetOrLetStmt, typename Body>
+  auto visitLet(const LetOrLetStmt *op, const Body &body) {
+    Expr value = boundsTileDim(op->name) ? WithoutLikely().mutate(op->value) : mutate(op->value);
+    ScopedBinding<> moves(expr_uses_vars(value, movesWithTile), movesWithTile, op->name);
+    return LetOrLetStmt::make(op->name, value, mutate(body));
+  }
+  Stmt visit(const LetStmt *op) override { return visitLet(op, op->body); }
+  Expr visit(const Let *op) override { return visitLet(op, op->body); }
 };
 
 } // namespace
