@@ -15,6 +15,7 @@
 
 #include <Halide.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,9 @@ struct AlgorithmFuncs {
     /// laid out per head), in producer order; `products` are the matrix
     /// products among them (projections' gradients).
     std::vector<Halide::Func> chain, products;
+    /// The extent of a chain stage's first dimension where it is one
+    /// expression (gradients laid out per head: width x heads), by name.
+    std::map<std::string, Halide::Expr> chainExtents;
   } grad;
   bool isBackward() const { return grad.dKV.defined(); }
 

@@ -524,27 +524,28 @@ private:
 
   /// A per-head gradient (d, row, head, b) as the projection's rows (c, row,
   /// b), c = head * width + d: what the projection wrote.
-  Func headsFlat(Func perHead, const Expr &width, const std::string &name) {
+  Func headsFlat(Func perHead, const Expr &width, const Expr &heads, const std::string &name) {
     Func flat = exactFunc(name);
     flat(f.n, f.i, f.b) = perHead(f.n % width, f.i, f.n / width, f.b);
     g.chain.push_back(flat);
+    g.chainExtents[name] = width * heads;
     return flat;
   }
   Func flatQuery() {
     if (!dqFlat.defined())
-      dqFlat = headsFlat(dq, f.D, "d_q_flat");
+      dqFlat = headsFlat(dq, f.D, f.H, "d_q_flat");
     return dqFlat;
   }
   Func flatKey() {
     if (!dkFlat.defined())
-      dkFlat = headsFlat(dk, f.Dk, "d_k_flat");
+      dkFlat = headsFlat(dk, f.Dk, f.G, "d_k_flat");
     return dkFlat;
   }
   Func flatValue() {
     if (!dvFlat.defined()) {
       Func dvHeads = exactFunc("d_v_heads");
       dvHeads(f.d, f.j, f.g, f.b) = dKeyRows(f.d, f.j, f.g, f.b, 1);
-      dvFlat = headsFlat(dvHeads, f.Dv, "d_v_flat");
+      dvFlat = headsFlat(dvHeads, f.Dv, f.G, "d_v_flat");
     }
     return dvFlat;
   }
@@ -613,7 +614,7 @@ private:
     if (name == "w_v")
       return weightGradient(flatValue(), f.xKeys, {Lk, f.B}, "d_w_v_sum")(at[0], at[1]);
     if (name == "w_o") {
-      Func oFlat = headsFlat(oIn, f.Dv, "o_flat");
+      Func oFlat = headsFlat(oIn, f.Dv, f.H, "o_flat");
       return weightGradient(dOutRows, oFlat, {Lq, f.B}, "d_w_o_sum")(at[0], at[1]);
     }
     if (name == "b_q")

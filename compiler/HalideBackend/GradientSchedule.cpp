@@ -175,7 +175,15 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   for (Func product : g.products)
     scheduleMatrixProduct(product, vec);
   for (Func stage : g.chain) {
-    stage.compute_root().vectorize(stage.args()[0], vec, TailStrategy::GuardWithIf);
+    // A pure stage whose last vector would hold one value shifts it inwards
+    // (pureTail): guarded, d_k_flat of head_dim 17 and one KV head lost its
+    // guard and wrote d_x_kv wrong (seed 112742411570197).
+    TailStrategy tail = TailStrategy::GuardWithIf;
+    auto extent = g.chainExtents.find(stage.name());
+    if (!stage.has_update_definition() && extent != g.chainExtents.end())
+      if (const int64_t *n = Internal::as_const_int(Internal::simplify(extent->second)))
+        tail = pureTail((int)*n, vec);
+    stage.compute_root().vectorize(stage.args()[0], vec, tail);
     if (stage.dimensions() > 1)
       stage.parallel(stage.args().back());
     if (stage.has_update_definition()) {

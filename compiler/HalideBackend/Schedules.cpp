@@ -35,16 +35,12 @@ const char *toString(SchedulePolicy policy) {
   return "?";
 }
 
-namespace {
-/// The tail of a pure stage's dimension of `extent` values (0: not known)
-/// vectorized by `vec`: guarded, except when the last vector would hold one
-/// value, which Halide 14 miscompiles (the guard vanishes and whole vectors
-/// are stored past the end): that vector shifts inwards and recomputes
-/// values, which a pure stage may.
 TailStrategy pureTail(int extent, int vec) {
   return extent > vec && extent % vec == 1 ? TailStrategy::ShiftInwards
                                            : TailStrategy::GuardWithIf;
 }
+
+namespace {
 
 /// The fixed extent of an output's innermost dimension, else 0.
 int fixedInnerExtent(Func out) {

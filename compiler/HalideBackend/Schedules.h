@@ -28,6 +28,13 @@ void scheduleGradients(AlgorithmFuncs &funcs, const Halide::Target &target);
 /// and parallel.
 void scheduleOutput(Halide::Func out, int vec);
 
+/// The tail of a pure stage's dimension of `extent` values (0: not known)
+/// vectorized by `vec`: guarded, except when the last vector would hold one
+/// value, which Halide 14 miscompiles (the guard vanishes and whole vectors
+/// are stored past the end): that vector shifts inwards and recomputes
+/// values, which a pure stage may.
+Halide::TailStrategy pureTail(int extent, int vec);
+
 /// p(c, row, ...) += a(r, row, ...) * b(c, r) at the root as a register-blocked
 /// matrix product (the projections' micro-kernel), rows and outer dimensions
 /// fused into one parallel loop.

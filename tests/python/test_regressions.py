@@ -358,3 +358,16 @@ def test_score_condition_on_the_head_keeps_head_reads_in_bounds():
         p = np.exp(s - s.max(-1, keepdims=True))
         ref = ((p / p.sum(-1, keepdims=True)) @ V).transpose(0, 2, 1, 3)
         assert np.abs(out - ref).max() <= 1e-5, Lk
+
+
+def test_key_gradient_of_seventeen_channels_and_one_kv_head():
+    # Seed 112742411570197 (2026-11-27): with rotary, projections, one KV head
+    # and head_dim 17, the backward's d_k laid out per projection row
+    # (d_k_flat, 17 x 1 values) ended in a one-value vector, and Halide 14
+    # dropped its guard: d_x_kv was wrong in every element (H = 2 or 8; fine
+    # for head_dim 16, 18 or two KV heads). Pure chain stages now shift that
+    # vector inwards (pureTail). Checked against the tester's float64 reference.
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(112742411570197)
+    assert "head_dim = 17" in source and "kv_heads = 1" in source
+    assert tester.run_kernel(K, source, trials, 112742411570197)[0] == "ok"
