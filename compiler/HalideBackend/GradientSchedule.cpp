@@ -180,9 +180,11 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
     // guard and wrote d_x_kv wrong (seed 112742411570197).
     TailStrategy tail = TailStrategy::GuardWithIf;
     auto extent = g.chainExtents.find(stage.name());
-    if (!stage.has_update_definition() && extent != g.chainExtents.end())
-      if (const int64_t *n = Internal::as_const_int(Internal::simplify(extent->second)))
+    if (!stage.has_update_definition() && extent != g.chainExtents.end()) {
+      Expr values = Internal::simplify(extent->second);
+      if (const int64_t *n = Internal::as_const_int(values))
         tail = pureTail((int)*n, vec);
+    }
     stage.compute_root().vectorize(stage.args()[0], vec, tail);
     if (stage.dimensions() > 1)
       stage.parallel(stage.args().back());
