@@ -13,10 +13,11 @@
 namespace attnc::halide_backend {
 
 /// While it lives, the lowering of this thread does not split the loop over
-/// query tiles, and so the key loop inside each tile, into copies for the
-/// sake of the tile's small stages (PartitionLoops.cpp): the clamped rows of
-/// `tileProducers` (Halide's Func names) and the bounds of stages along
-/// `tileDim` (the tile's Var name) are no partitioning boundaries.
+/// query tiles, and so the key loop inside each tile, into copies
+/// (PartitionLoops.cpp): loops over `tileDim` (the tile's Var name) have
+/// their bodies partitioned alone, and the clamped rows of `tileProducers`
+/// (Halide's Func names) and of tensors read per tile, and the bounds of
+/// stages along `tileDim`, are no partitioning boundaries.
 class QueryTileStages {
 public:
   struct Names {

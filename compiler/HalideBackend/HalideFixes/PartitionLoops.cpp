@@ -18,7 +18,7 @@
 //    first key under a window written as an expression).
 // So the tile loop's body is partitioned alone (its inner loops as before),
 // after the first two kinds are hidden: left in, they split the key loop
-// inside instead (the union masks' code grew 2.3x). Halide 16's
+// inside instead (the builtin-masks spec example's code grew 2.3x). Halide 16's
 // `never_partition` does the last part; 14 has none of it.
 //
 // libHalide14 calls partition_loops through its PLT, so this definition takes
