@@ -76,14 +76,6 @@ Expr hiddenRamp(const Expr &e) {
   return Let::make(name, e, Variable::make(e.type(), name));
 }
 
-/// Every vector index clamped by min or max hidden (hiddenRamp).
-class HideClampedRamps : public IRMutator {
-  using IRMutator::visit;
-  Expr hidden(const Expr &e) { return e.as<Ramp>() ? hiddenRamp(e) : mutate(e); }
-  Expr visit(const Min *op) override { return Min::make(hidden(op->a), hidden(op->b)); }
-  Expr visit(const Max *op) override { return Max::make(hidden(op->a), hidden(op->b)); }
-};
-
 /// Partitions the tile loops' bodies alone, with these boundaries hidden:
 ///  * the named producers are partitioned first, alone (their own loops as
 ///    Halide would), and their remaining clamps hidden;
@@ -104,6 +96,8 @@ private:
   /// The tile loop's variable and the lets that depend on it.
   Scope<> movesWithTile;
   bool inIndex = false;
+  /// Inside a named producer, already partitioned: every clamp is hidden.
+  bool inPartitionedProducer = false;
 
   bool boundsTileDim(const std::string &let) const {
     const std::string dim = "." + names.tileDim + ".";
@@ -118,10 +112,11 @@ private:
     return loop.size() > suffix.size() &&
            loop.compare(loop.size() - suffix.size(), suffix.size(), suffix) == 0;
   }
-  /// A clamped ramp hidden when it moves with the tile.
+  /// A clamped ramp hidden when it moves with the tile, or in a named
+  /// producer.
   Expr clampedOperand(const Expr &e) {
     const Ramp *ramp = e.as<Ramp>();
-    if (inIndex && ramp && expr_uses_vars(ramp->base, movesWithTile))
+    if (ramp && (inPartitionedProducer || (inIndex && expr_uses_vars(ramp->base, movesWithTile))))
       return hiddenRamp(e);
     return mutate(e);
   }
@@ -130,8 +125,9 @@ private:
     const auto &tile = names.tileProducers;
     if (!op->is_producer || std::find(tile.begin(), tile.end(), op->name) == tile.end())
       return IRMutator::visit(op);
-    Stmt body = HideClampedRamps().mutate(partition(op->body));
-    return ProducerConsumer::make(op->name, true, body);
+    Stmt partitioned = partition(op->body);
+    ScopedValue<bool> hideAll(inPartitionedProducer, true);
+    return ProducerConsumer::make(op->name, true, mutate(partitioned));
   }
   Stmt visit(const For *op) override {
     if (!isTileLoop(op->name))
