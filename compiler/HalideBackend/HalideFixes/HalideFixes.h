@@ -38,6 +38,7 @@ namespace fixes {
 void anchorSolveExpression();
 void anchorSimplifyIfThenElse();
 void anchorPartitionLoops();
+void anchorSimplifyCorrelatedDifferences();
 } // namespace fixes
 
 /// Does nothing; referencing it links this folder's replacements.
@@ -45,5 +46,6 @@ inline void linkHalideFixes() {
   fixes::anchorSolveExpression();
   fixes::anchorSimplifyIfThenElse();
   fixes::anchorPartitionLoops();
+  fixes::anchorSimplifyCorrelatedDifferences();
 }
 } // namespace attnc::halide_backend

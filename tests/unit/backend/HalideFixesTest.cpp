@@ -2,15 +2,19 @@
 //
 // compiler/HalideBackend/HalideFixes replaces libHalide14's solve_expression,
 // whose (f(x) - a) / b -> f(x) / b - a / b was wrong for floor division. The
-// tests call it directly and through a libHalide pass that calls it (so they
-// fail if the library's own definition is the one that runs).
+// tests call it directly and through a pass that calls it (so they fail if
+// the library's own definition is the one that runs). The faster
+// simplify_correlated_differences must give what libHalide14's gives.
 //
 //===----------------------------------------------------------------------===//
 #include <Halide.h>
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <map>
+#include <regex>
 
 using namespace Halide;
 using namespace Halide::Internal;
@@ -74,6 +78,57 @@ TEST(HalideFixes, LibHalidePassesUseTheCorrectedSolver) {
 } // namespace
 
 namespace {
+
+/// s printed, with the numbered names that CSE makes up renumbered in order.
+std::string withoutCseNumbers(const Stmt &s) {
+  std::ostringstream printed;
+  printed << s;
+  std::string text = printed.str(), out;
+  std::map<std::string, std::string> renamed;
+  std::regex name("\\bt[0-9]+\\b");
+  auto last = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it) {
+    out.append(last, text.cbegin() + it->position());
+    auto [at, fresh] = renamed.try_emplace(it->str(), "t" + std::to_string(renamed.size()));
+    out += at->second;
+    last = text.cbegin() + it->position() + it->length();
+  }
+  out.append(last, text.cend());
+  return out;
+}
+
+TEST(HalideFixes, CorrelatedDifferencesAsLibHalideSimplifiesThem) {
+  // attnc's simplify_correlated_differences wraps a term only in the lets it
+  // uses; libHalide14's wraps it in all of them, and stops at the first one
+  // it may not substitute that the term or any wrapped let names. Where it
+  // stops, here before m, changes the result.
+  using Scd = Stmt (*)(const Stmt &);
+  auto library = reinterpret_cast<Scd>(
+      dlsym(RTLD_NEXT, "_ZN6Halide8Internal31simplify_correlated_differencesERKNS0_4StmtE"));
+  ASSERT_NE(library, nullptr);
+  Expr x = Variable::make(Int(32), "x"), n = Variable::make(Int(32), "n");
+  Expr m = Variable::make(Int(32), "m"), a = Variable::make(Int(32), "a");
+  Expr u = Variable::make(Float(32), "u"), f = Variable::make(Float(32), "f");
+  Expr difference = (x * 2 + 1) - m, comparison = a + 3 < max(x * 2, n);
+  auto loop = [&](Stmt body) { return For::make("x", 0, n, ForType::Serial, DeviceAPI::None, body); };
+  std::vector<Stmt> cases = {
+      // m substituted, a unused.
+      loop(LetStmt::make("m", x * 2, LetStmt::make("a", x * 3, Evaluate::make(difference)))),
+      // u, a float, is unused but names f, a float let: no further.
+      loop(LetStmt::make("m", x * 2,
+                         LetStmt::make("f", cast<float>(x), LetStmt::make("u", f * 2.0f, Evaluate::make(difference))))),
+      // The same without u: m substituted past f.
+      loop(LetStmt::make("m", x * 2, LetStmt::make("f", cast<float>(x), Evaluate::make(difference)))),
+      // A chain of used and unused lets, and a comparison.
+      loop(LetStmt::make("a", x * 2 - 5,
+                         LetStmt::make("m", a + x,
+                                       LetStmt::make("f", cast<float>(m),
+                                                     Block::make(Evaluate::make(difference),
+                                                                 Evaluate::make(comparison)))))),
+  };
+  for (const Stmt &s : cases)
+    EXPECT_EQ(withoutCseNumbers(simplify_correlated_differences(s)), withoutCseNumbers(library(s))) << s;
+}
 
 TEST(HalideFixes, SimplifiedIfWhoseBranchIsUnreachableIsANoOp) {
   // `let t = y * 2 in if (0 < t) { unreachable }` with no else: Halide 14's
