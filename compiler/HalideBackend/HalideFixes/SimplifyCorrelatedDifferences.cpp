@@ -80,18 +80,18 @@ class PartiallyCancelDifferences : public IRMutator {
     if (op->type == Int(32)) {
       auto rewrite = IRMatcher::rewriter(IRMatcher::sub(a, b), op->type);
       if (
-          // Cancel x from both sides of a floor division.
+          // Differences of quasi-affine functions
           rewrite((x + y) / c0 - (x + z) / c0, ((x % c0) + y) / c0 - ((x % c0) + z) / c0) ||
           rewrite(x / c0 - (x + z) / c0, 0 - ((x % c0) + z) / c0) ||
           rewrite((x + y) / c0 - x / c0, ((x % c0) + y) / c0) ||
 
-          // Bound a difference of min and max.
+          // Truncated cones have a constant upper or lower bound that isn't
+          // apparent when expressed in the form in the LHS below
           rewrite(min(x, c0) - max(x, c1), min(min(c0 - x, x - c1), fold(min(0, c0 - c1)))) ||
           rewrite(max(x, c0) - min(x, c1), max(max(c0 - x, x - c1), fold(max(0, c0 - c1)))) ||
           rewrite(min(x, y) - max(x, z), min(min(x, y) - max(x, z), 0)) ||
           rewrite(max(x, y) - min(x, z), max(max(x, y) - min(x, z), 0)) ||
 
-          // The sliding window pass's guards.
           rewrite(min(x + c0, y) - select(z, min(x, y) + c1, x),
                   select(z, (max(min(y - x, c0), 0) - c1), min(y - x, c0)), c0 > 0) ||
           rewrite(min(y, x + c0) - select(z, min(y, x) + c1, x),
@@ -193,9 +193,7 @@ class SimplifyCorrelatedDifferences : public IRMutator {
 
   Stmt visit(const For *op) override {
     Stmt s = op;
-    // This is only worth doing for the outermost loop, where the differences
-    // are most likely to be non-constant; inner loops are visited again
-    // below, each as the loop variable of its own pass.
+    // This is unfortunately quadratic in maximum loop nesting depth
     if (loop_var.empty()) {
       decltype(monotonic) tmp_monotonic;
       decltype(lets) tmp_lets;
