@@ -154,6 +154,15 @@ class SimplifyCorrelatedDifferences : public IRMutator {
     std::vector<Frame> frames;
     StmtOrExpr result;
 
+    // Note that we must add *everything* that depends on the loop var to the
+    // monotonic scope and the list of lets, even things which we can never
+    // substitute in (e.g. impure things). This is for two reasons. First this
+    // pass could be used at a time when we still have nested lets under the
+    // same name. If we decide not to add an inner let, but do add the outer
+    // one, then later references to it will be incorrect. Second, if we don't
+    // add something that happens to be non-monotonic, then derivative_bounds
+    // finds a variable that references it in a later let, it will think it's
+    // a constant, not an unknown.
     do {
       result = op->body;
       if (loop_var.empty()) {
@@ -169,6 +178,8 @@ class SimplifyCorrelatedDifferences : public IRMutator {
         lets.emplace_back(OuterLet{op->name, new_value, may_substitute_in});
         frames.back().new_value = std::move(new_value);
       } else {
+        // Pure and constant w.r.t the loop var. Doesn't shadow any outer
+        // thing already in the monotonic scope.
         frames.emplace_back(op);
       }
     } while ((op = result.template as<LetStmtOrLet>()));
