@@ -369,6 +369,7 @@ private:
       dot(i, h, b) = 0.0f;
       dot(i, h, b) += f.qs(rc, i, h, b) * dScoreQuery(rc, i, h, b);
       g.chain.push_back(dot);
+      g.chainExtents[dot.name()] = f.Lq;
       dq(d, i, h, b) = unitBackward(dScoreQuery(d, i, h, b), f.qs(d, i, h, b),
                                     f.qNormSq(i, h, b), dot(i, h, b));
       return dq;
@@ -396,6 +397,7 @@ private:
       dot(j, gh, b) = 0.0f;
       dot(j, gh, b) += f.kUnit(rc, j, gh, b) * dKeyRows(rc, j, gh, b, 0);
       g.chain.push_back(dot);
+      g.chainExtents[dot.name()] = f.Lk;
       dk(d, j, gh, b) = unitBackward(dKeyRows(d, j, gh, b, 0), f.kUnit(d, j, gh, b),
                                      f.kNormSq(j, gh, b), dot(j, gh, b));
     } else {

@@ -136,12 +136,23 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   for (Func table : {f.ropeInvFreq, f.ropeTable}) // rotary: one table per call
     if (table.defined())
       table.compute_root();
-  for (Func row : {g.rowLse, g.rowDot})
-    row.compute_root().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
-  g.rowDot.update().vectorize(f.i, vec, TailStrategy::GuardWithIf).parallel(f.b);
+  // Per-row values of a fixed seq_q whose last vector holds one value keep
+  // it unguarded (pureTail, scheduleRowSums): a cosine score's d_q of
+  // seq_q = 17 was NaN in its last row (seed 52570164235637).
+  auto fixed = [](const Expr &e) {
+    const int64_t *n = Internal::as_const_int(Internal::simplify(e));
+    return n ? (int)*n : 0;
+  };
+  const int queryRows = fixed(f.Lq), keyRows = fixed(f.Lk);
+  g.rowLse.compute_root().vectorize(f.i, vec, pureTail(queryRows, vec)).parallel(f.b);
+  scheduleRowSums(g.rowDot, f.i, queryRows, f.b, vec);
+  if (f.qNormSq.defined()) {
+    scheduleRowSums(f.qNormSq, f.i, queryRows, f.b, vec);
+    scheduleRowSums(f.kNormSq, f.j, keyRows, f.b, vec);
+  }
   // Scores' per-row inputs computed once (general's q W, cosine's norms).
   // (The scaled queries too: dK's sums read them per key.)
-  for (Func rows : {f.qs, f.qHoist, f.kHoist, f.qNormSq, f.kNormSq, f.kUnit}) {
+  for (Func rows : {f.qs, f.qHoist, f.kHoist, f.kUnit}) {
     if (!rows.defined())
       continue;
     Var inner = rows.args()[0], outer = rows.args().back();
@@ -178,13 +189,17 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
     // A pure stage whose last vector would hold one value shifts it inwards
     // (pureTail): guarded, d_k_flat of head_dim 17 and one KV head lost its
     // guard and wrote d_x_kv wrong (seed 112742411570197).
-    TailStrategy tail = TailStrategy::GuardWithIf;
+    // A sum's update keeps such a vector in a plain loop (scheduleRowSums).
+    int values = 0;
     auto extent = g.chainExtents.find(stage.name());
-    if (!stage.has_update_definition() && extent != g.chainExtents.end()) {
-      Expr values = Internal::simplify(extent->second);
-      if (const int64_t *n = Internal::as_const_int(values))
-        tail = pureTail((int)*n, vec);
+    if (extent != g.chainExtents.end())
+      values = fixed(extent->second);
+    if (stage.has_update_definition() && stage.dimensions() > 1 && values > 0) {
+      scheduleRowSums(stage, stage.args()[0], values, stage.args().back(), vec);
+      continue;
     }
+    TailStrategy tail = stage.has_update_definition() ? TailStrategy::GuardWithIf
+                                                      : pureTail(values, vec);
     stage.compute_root().vectorize(stage.args()[0], vec, tail);
     if (stage.dimensions() > 1)
       stage.parallel(stage.args().back());

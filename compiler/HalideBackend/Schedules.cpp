@@ -40,6 +40,14 @@ TailStrategy pureTail(int extent, int vec) {
                                            : TailStrategy::GuardWithIf;
 }
 
+void scheduleRowSums(Func sums, const Var &row, int rows, const Var &outer, int vec) {
+  sums.compute_root().vectorize(row, vec, pureTail(rows, vec)).parallel(outer);
+  if (rows > vec && rows % vec == 1)
+    sums.update().parallel(outer);
+  else
+    sums.update().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(outer);
+}
+
 namespace {
 
 /// The fixed extent of an output's innermost dimension, else 0.
@@ -275,17 +283,11 @@ void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &not
   if (!f.kUnit.defined())
     return;
   // Rows of a fixed count whose last vector holds one value (seq_k = 17 on
-  // AVX-512) keep the norms' sums in a plain loop: Halide 14 miscompiled the
-  // guarded vectors of that update (bf16 cosine scores were wrong), and an
-  // update may not shift its last vector inwards. O(rows x D) once per call.
-  for (auto [norm, row, rows] : {std::tuple{f.qNormSq, f.i, f.Lq}, std::tuple{f.kNormSq, f.j, f.Lk}}) {
-    const int count = constantOf(rows, 0);
-    norm.compute_root().vectorize(row, vec, pureTail(count, vec)).parallel(f.b);
-    if (count > vec && count % vec == 1)
-      norm.update().parallel(f.b);
-    else
-      norm.update().vectorize(row, vec, TailStrategy::GuardWithIf).parallel(f.b);
-  }
+  // AVX-512) keep the norms' sums in a plain loop (scheduleRowSums): Halide
+  // 14 miscompiled the guarded vectors of that update (bf16 cosine scores
+  // were wrong). O(rows x D) once per call.
+  scheduleRowSums(f.qNormSq, f.i, constantOf(f.Lq, 0), f.b, vec);
+  scheduleRowSums(f.kNormSq, f.j, constantOf(f.Lk, 0), f.b, vec);
   f.kUnit.compute_root().vectorize(f.d, vec, pureTail(constantOf(f.Dk, 0), vec)).parallel(f.b);
   notes.push_back("q_norm_sq, k_norm_sq, k_unit: compute_root, once per row");
 }

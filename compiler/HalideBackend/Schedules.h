@@ -35,6 +35,15 @@ void scheduleOutput(Halide::Func out, int vec);
 /// values, which a pure stage may.
 Halide::TailStrategy pureTail(int extent, int vec);
 
+/// A per-row sum (a pure start, an update over channels) at the root,
+/// vectorized over `row`, of `rows` values (0: not known), and parallel over
+/// `outer`. When the last vector would hold one value, the pure start shifts
+/// it inwards (pureTail) and the update runs a plain loop over the rows:
+/// Halide 14 drops that vector's guard in an update too, and an update may
+/// not shift inwards.
+void scheduleRowSums(Halide::Func sums, const Halide::Var &row, int rows,
+                     const Halide::Var &outer, int vec);
+
 /// p(c, row, ...) += a(r, row, ...) * b(c, r) at the root as a register-blocked
 /// matrix product (the projections' micro-kernel), rows and outer dimensions
 /// fused into one parallel loop.

@@ -371,3 +371,17 @@ def test_key_gradient_of_seventeen_channels_and_one_kv_head():
     K, source, trials = tester.gen_case(112742411570197)
     assert "head_dim = 17" in source and "kv_heads = 1" in source
     assert tester.run_kernel(K, source, trials, 112742411570197)[0] == "ok"
+
+
+def test_cosine_query_gradient_of_seventeen_fixed_rows():
+    # Seed 52570164235637 (2026-11-27): a cosine score with rotary and a
+    # fixed seq_q of 17 gave NaN or inf in d_q's last row (fine for 16, 18,
+    # or a dynamic seq_q). The backward vectorized its per-row sums (the
+    # queries' norms, the rows' dot products) over 17 rows with guarded
+    # vectors, and Halide 14 drops the guard of a last vector of one value;
+    # they now keep such rows unguarded as the forward does (pureTail, a
+    # plain loop for the sums). Checked against the tester's float64 reference.
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(52570164235637)
+    assert "seq_q = 17" in source and "score = cosine" in source
+    assert tester.run_kernel(K, source, trials, 52570164235637)[0] == "ok"
