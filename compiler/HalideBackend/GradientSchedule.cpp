@@ -140,7 +140,8 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   // it unguarded (pureTail, scheduleRowSums): a cosine score's d_q of
   // seq_q = 17 was NaN in its last row (seed 52570164235637).
   auto fixed = [](const Expr &e) {
-    const int64_t *n = Internal::as_const_int(Internal::simplify(e));
+    Expr simplified = Internal::simplify(e); // as_const_int points into it
+    const int64_t *n = Internal::as_const_int(simplified);
     return n ? (int)*n : 0;
   };
   const int queryRows = fixed(f.Lq), keyRows = fixed(f.Lk);
