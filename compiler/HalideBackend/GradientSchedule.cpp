@@ -139,11 +139,7 @@ void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
   // Per-row values of a fixed seq_q whose last vector holds one value keep
   // it unguarded (pureTail, scheduleRowSums): a cosine score's d_q of
   // seq_q = 17 was NaN in its last row (seed 52570164235637).
-  auto fixed = [](const Expr &e) {
-    Expr simplified = Internal::simplify(e); // as_const_int points into it
-    const int64_t *n = Internal::as_const_int(simplified);
-    return n ? (int)*n : 0;
-  };
+  auto fixed = [](const Expr &e) { return constantOf(Internal::simplify(e), 0); };
   const int queryRows = fixed(f.Lq), keyRows = fixed(f.Lk);
   g.rowLse.compute_root().vectorize(f.i, vec, pureTail(queryRows, vec)).parallel(f.b);
   scheduleRowSums(g.rowDot, f.i, queryRows, f.b, vec);

@@ -40,6 +40,12 @@ TailStrategy pureTail(int extent, int vec) {
                                            : TailStrategy::GuardWithIf;
 }
 
+int constantOf(const Expr &e, int fallback) {
+  if (const int64_t *v = as_const_int(e))
+    return (int)*v;
+  return fallback;
+}
+
 void scheduleRowSums(Func sums, const Var &row, int rows, const Var &outer, int vec) {
   sums.compute_root().vectorize(row, vec, pureTail(rows, vec)).parallel(outer);
   if (rows > vec && rows % vec == 1)
@@ -81,12 +87,6 @@ int divisorAtMost(int n, int limit) {
     if (n % k == 0)
       return k;
   return 1;
-}
-
-int constantOf(const Expr &e, int fallback) {
-  if (const int64_t *v = as_const_int(e))
-    return (int)*v;
-  return fallback;
 }
 
 /// Rows x column vectors of a matrix product's sums held in registers:

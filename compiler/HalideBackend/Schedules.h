@@ -35,6 +35,9 @@ void scheduleOutput(Halide::Func out, int vec);
 /// values, which a pure stage may.
 Halide::TailStrategy pureTail(int extent, int vec);
 
+/// The value of `e` when it is an integer constant, else `fallback`.
+int constantOf(const Halide::Expr &e, int fallback);
+
 /// A per-row sum (a pure start, an update over channels) at the root,
 /// vectorized over `row`, of `rows` values (0: not known), and parallel over
 /// `outer`. When the last vector would hold one value, the pure start shifts
