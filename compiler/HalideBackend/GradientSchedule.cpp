@@ -126,13 +126,38 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
   g.dKV.update().vectorize(d, vec, guard).parallel(f.kb);
 }
 
+/// 16-bit K and V widened once per call into head-major float32 rows, as the
+/// forward's prefill does: the tiles read every key once per query tile, and
+/// f16 widened at each read made the backward 1.7x slower than f32. (Rotary
+/// keys are such rows already; projected ones are float32 products.)
+void widenKeysAndValuesOnce(AlgorithmFuncs &f, const AttentionConfig &config, int vec) {
+  const KernelDesc &k = config.kernel;
+  if (k.kvDtype == ElemType::F32 || k.project != ProjectKind::None)
+    return;
+  std::vector<std::pair<Func, Expr>> rows{{f.vIn, f.Dv}};
+  if (k.positional != PositionalKind::Rotary)
+    rows.push_back({f.kIn, f.Dk});
+  Var jo("jo"), ji("ji"), task("task");
+  for (auto &[fn, width] : rows)
+    fn.compute_root()
+        .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
+        .vectorize(f.d, vec, pureTail(constantOf(width, 0), vec))
+        .reorder(f.d, ji, jo, f.g, f.b)
+        .fuse(jo, f.g, task)
+        .fuse(task, f.b, task)
+        .parallel(task);
+  f.scheduleNotes.push_back(std::string(rows.size() == 1 ? "v_in" : "k_in, v_in") +
+                            ": 16-bit rows widened once, compute_root, 64-row tasks parallel");
+}
+
 } // namespace
 
-void scheduleGradients(AlgorithmFuncs &f, const Target &target) {
+void scheduleGradients(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
   const int vec = target.natural_vector_size<float>();
   AlgorithmFuncs::Gradients &g = f.grad;
   std::vector<std::string> &notes = f.scheduleNotes;
   scheduleRootStages(f, vec); // the forward's projections, positions, transposed weights
+  widenKeysAndValuesOnce(f, config, vec);
   for (Func table : {f.ropeInvFreq, f.ropeTable}) // rotary: one table per call
     if (table.defined())
       table.compute_root();

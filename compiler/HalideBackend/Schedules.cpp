@@ -1048,7 +1048,7 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
   funcs.scheduleNotes.clear();
   try {
     if (funcs.isBackward()) // one schedule for the gradients, whatever the policy
-      return scheduleGradients(funcs, target);
+      return scheduleGradients(funcs, config, target);
     for (const PolicyRow &row : kPolicies)
       if (row.policy == policy)
         row.apply(funcs, config, target);

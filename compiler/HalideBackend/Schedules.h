@@ -22,7 +22,8 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
 const char *toString(SchedulePolicy policy);
 
 /// NAME_backward's schedule (GradientSchedule.cpp), for every policy.
-void scheduleGradients(AlgorithmFuncs &funcs, const Halide::Target &target);
+void scheduleGradients(AlgorithmFuncs &funcs, const AttentionConfig &config,
+                       const Halide::Target &target);
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
 /// and parallel.
