@@ -91,6 +91,18 @@ void attachHalideRuntime(void *handle) {
 }
 
 void detachHalideRuntime(void *handle) {
+  // A library built for a `profile` target registered its pipelines' stats,
+  // whose names live in the library, with the Halide runtime, which reports
+  // them at exit: after dlclose that read freed memory (attnc-run crashed
+  // in halide_profiler_report). The report is printed now, and forgotten.
+  using ProfilerReportFn = void (*)(void *);
+  using ProfilerResetFn = void (*)();
+  auto report = reinterpret_cast<ProfilerReportFn>(dlsym(handle, "halide_profiler_report"));
+  auto reset = reinterpret_cast<ProfilerResetFn>(dlsym(handle, "halide_profiler_reset"));
+  if (report && reset) {
+    report(nullptr);
+    reset();
+  }
   std::lock_guard<std::mutex> lock(registryMutex);
   auto it = std::find_if(registry.begin(), registry.end(),
                          [&](const Attached &a) { return a.handle == handle; });
