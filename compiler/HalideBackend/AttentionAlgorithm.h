@@ -106,6 +106,9 @@ struct AlgorithmFuncs {
     int columns; // of one row (one head's, for q / k / v): all are computed
   };
   std::vector<InPlaceProjection> inPlaceProjections;
+  /// The output projection's tiles are `out`'s own (out computed tile by
+  /// tile with the product's sums inside): the output schedules skip it.
+  bool outIsProductTiles = false;
 
   // One key block of one query tile.
   Halide::Func qk = exactFunc("qk");                    // (j, i, h, b): the raw score reduction

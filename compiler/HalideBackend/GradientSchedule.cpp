@@ -232,7 +232,8 @@ void scheduleGradients(AlgorithmFuncs &f, const AttentionConfig &config, const T
     }
   }
   for (Func out : f.outputs)
-    scheduleOutput(out, vec);
+    if (!(f.outIsProductTiles && out.name() == f.out.name()))
+      scheduleOutput(out, vec);
   if (g.singlePass) {
     const int64_t *chunks = Internal::as_const_int(g.chunks);
     notes.push_back("backward: one pass (" +

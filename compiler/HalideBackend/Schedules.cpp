@@ -135,12 +135,13 @@ Stage blockMatrixProduct(Func p, int vec, Var rowO) {
 /// (MHA with projections at N=512 6% slower), and its heap buffers.
 /// One parallel loop over row tiles x the outer dimensions (heads, batch):
 /// a parallel loop per head or batch row would wake the threads each time.
-void scheduleProjection(Func p, int vec) {
-  std::vector<Var> args = p.args();
+/// `tiles` is the copy: p.in(), or the kernel's `out` when it reads the
+/// output projection alone (the copy would be a pass of its own).
+void scheduleProductTiles(Func p, Func tiles, int vec) {
+  std::vector<Var> args = tiles.args(); // (column, row, outer...), as p's
   const ProductBlock block = productBlock(vec);
   Var c = args[0], row = args[1];
   Var rowO("rowO"), rowI("rowI"), cO("cO"), cI("cI"), cM("cM"), cV("cV");
-  Func tiles = p.in();
   std::vector<VarOrRVar> order{cI, rowI, cO, rowO};
   for (size_t k = 2; k < args.size(); ++k)
     order.push_back(args[k]);
@@ -156,17 +157,20 @@ void scheduleProjection(Func p, int vec) {
     tasks = fused;
   }
   tiles.parallel(tasks);
-  p.compute_at(tiles, cO).store_in(MemoryType::Stack).vectorize(c, vec, TailStrategy::GuardWithIf);
-  std::vector<VarOrRVar> inner{cI, cM, row};
+  Var pc = p.args()[0], prow = p.args()[1];
+  p.compute_at(tiles, cO).store_in(MemoryType::Stack).vectorize(pc, vec, TailStrategy::GuardWithIf);
+  std::vector<VarOrRVar> inner{cI, cM, prow};
   for (const Internal::ReductionVariable &rv : p.function().update(0).schedule().rvars())
     inner.push_back(RVar(rv.var));
   p.update()
-      .split(c, cM, cI, vec, TailStrategy::GuardWithIf)
+      .split(pc, cM, cI, vec, TailStrategy::GuardWithIf)
       .reorder(inner)
       .vectorize(cI)
       .unroll(cM)
-      .unroll(row);
+      .unroll(prow);
 }
+
+void scheduleProjection(Func p, int vec) { scheduleProductTiles(p, p.in(), vec); }
 
 
 /// The storage order of an rfactor's intermediate with its lane variable
@@ -290,7 +294,17 @@ void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
       continue;
     }
     if (p.has_update_definition()) {
-      scheduleProjection(p, vec);
+      // `out` reads the output projection alone (its dtype's rounding):
+      // its tiles are the product's.
+      if (p.name() == "out_proj" && f.out.defined() && f.out.dimensions() >= 2 &&
+          std::find_if(f.outputs.begin(), f.outputs.end(),
+                       [&](const Func &o) { return o.name() == f.out.name(); }) !=
+              f.outputs.end()) {
+        scheduleProductTiles(p, f.out, vec);
+        f.outIsProductTiles = true;
+      } else {
+        scheduleProjection(p, vec);
+      }
       outProjected = outProjected || p.name() == "out_proj";
       continue;
     }
@@ -904,7 +918,8 @@ void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
   std::vector<std::string> &notes = f.scheduleNotes;
   for (Func out : f.outputs) {
     bool cache = out.name() == f.kCache.name() || out.name() == f.vCache.name();
-    if (!cache && !(p.stateInOutTile && out.name() == f.out.name()))
+    bool tiled = (p.stateInOutTile || f.outIsProductTiles) && out.name() == f.out.name();
+    if (!cache && !tiled)
       scheduleOutput(out, vec);
   }
   if (!p.stateInOutTile)
