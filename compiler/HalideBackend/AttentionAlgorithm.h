@@ -109,6 +109,10 @@ struct AlgorithmFuncs {
   /// The output projection's tiles are `out`'s own (out computed tile by
   /// tile with the product's sums inside): the output schedules skip it.
   bool outIsProductTiles = false;
+  /// With an output projection, `attn` (the heads' results it reads) is
+  /// computed in query tiles with softmax_state inside, as `out` is without
+  /// one: schedulePrecomputed leaves it to the state's schedule.
+  bool attnTiledByState = false;
 
   // One key block of one query tile.
   Halide::Func qk = exactFunc("qk");                    // (j, i, h, b): the raw score reduction

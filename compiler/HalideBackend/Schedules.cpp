@@ -314,7 +314,7 @@ void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
   }
   // The output projection reads every head's result once per output column
   // block: normalize them once.
-  if (outProjected)
+  if (outProjected && !f.attnTiledByState)
     f.attn.compute_root()
         .vectorize(f.d, vec, TailStrategy::GuardWithIf)
         .parallel(f.h);
@@ -495,24 +495,29 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
   const bool packedOut = config.kernel.packed && f.out.dimensions() == 3;
   p.stateInOutTile = f.splits == 1 && f.groupP == 1 &&
                      f.outputs.size() - f.caches.size() == 1 &&
-                     (f.out.dimensions() == 4 || packedOut);
+                     (f.out.dimensions() == 4 || packedOut || f.attnTiledByState);
   if (p.stateInOutTile) {
+    // The tiles' Func: out, or the heads' results an output projection reads.
+    Func tiles = f.attnTiledByState ? f.attn : f.out;
+    if (f.attnTiledByState)
+      tiles.compute_root();
     Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
-    f.out.split(i, oi, oii, TQ, TailStrategy::GuardWithIf);
-    if (packedOut)
-      f.out.reorder(d, oii, oi, h);
+    tiles.split(i, oi, oii, TQ, TailStrategy::GuardWithIf);
+    if (packedOut && !f.attnTiledByState)
+      tiles.reorder(d, oii, oi, h);
     else
-      f.out.reorder(d, oii, oi, h, b);
+      tiles.reorder(d, oii, oi, h, b);
     // (Its last vector shifts inwards where it would hold one value: see
     // pureTail; a guarded one wrote value_dim 33's rows 15 floats long.)
-    f.out.vectorize(d, vec, pureTail(fixedInnerExtent(f.out), vec))
+    int values = f.attnTiledByState ? constantOf(f.Dv, 0) : fixedInnerExtent(f.out);
+    tiles.vectorize(d, vec, pureTail(values, vec))
         .fuse(oi, h, ot); // tiles of one head next to each other: both threads share its K/V
-    if (packedOut)
-      f.out.rename(ot, oTask);
+    if (packedOut && !f.attnTiledByState)
+      tiles.rename(ot, oTask);
     else
-      f.out.fuse(ot, b, oTask);
-    f.out.parallel(oTask);
-    p.stateLevel = LoopLevel(f.out, oTask);
+      tiles.fuse(ot, b, oTask);
+    tiles.parallel(oTask);
+    p.stateLevel = LoopLevel(tiles, oTask);
     f.state.compute_at(p.stateLevel).vectorize(d, vec, TailStrategy::GuardWithIf);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
@@ -946,6 +951,11 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   // faster); AVX-512 keeps more rows in its 32 registers.
   p.pvSharedV = p.vec == 8 && p.TQ > 1 && p.TQ < p.vec && p.pvRows < p.TQ;
   p.qkKeys = accumulators / 2; // Q.K^T: 2 query vectors x qkKeys keys
+  // With an output projection, the heads' results in query tiles with the
+  // state inside (one parallel loop, not the root state's nested ones):
+  // MHA with projections at N=512 1-7% faster.
+  f.attnTiledByState = config.kernel.outputProjected() && !config.kernel.packed &&
+                       f.splits == 1 && f.groupP == 1 && f.outputs.size() == 1;
   schedulePrecomputed(f, p.vec);
   scheduleScoreRows(f, p.vec, f.scheduleNotes);
   scheduleTunedState(f, config, p);
