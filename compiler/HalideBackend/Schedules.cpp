@@ -141,7 +141,7 @@ void scheduleProductTiles(Func p, Func tiles, int vec) {
   std::vector<Var> args = tiles.args(); // (column, row, outer...), as p's
   const ProductBlock block = productBlock(vec);
   Var c = args[0], row = args[1];
-  Var rowO("rowO"), rowI("rowI"), cO("cO"), cI("cI"), cM("cM"), cV("cV");
+  Var rowO("rowO"), rowI("rowI"), cO("cO"), cI("cI"), cM("cM");
   std::vector<VarOrRVar> order{cI, rowI, cO, rowO};
   for (size_t k = 2; k < args.size(); ++k)
     order.push_back(args[k]);
@@ -171,7 +171,6 @@ void scheduleProductTiles(Func p, Func tiles, int vec) {
 }
 
 void scheduleProjection(Func p, int vec) { scheduleProductTiles(p, p.in(), vec); }
-
 
 /// The storage order of an rfactor's intermediate with its lane variable
 /// `u` innermost (rfactor appends it last).
