@@ -137,15 +137,8 @@ void widenKeysAndValuesOnce(AlgorithmFuncs &f, const AttentionConfig &config, in
   std::vector<std::pair<Func, Expr>> rows{{f.vIn, f.Dv}};
   if (k.positional != PositionalKind::Rotary)
     rows.push_back({f.kIn, f.Dk});
-  Var jo("jo"), ji("ji"), task("task");
   for (auto &[fn, width] : rows)
-    fn.compute_root()
-        .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
-        .vectorize(f.d, vec, pureTail(constantOf(width, 0), vec))
-        .reorder(f.d, ji, jo, f.g, f.b)
-        .fuse(jo, f.g, task)
-        .fuse(task, f.b, task)
-        .parallel(task);
+    scheduleHeadMajorRows(f, fn, vec, pureTail(constantOf(width, 0), vec));
   f.scheduleNotes.push_back(std::string(rows.size() == 1 ? "v_in" : "k_in, v_in") +
                             ": 16-bit rows widened once, compute_root, 64-row tasks parallel");
 }

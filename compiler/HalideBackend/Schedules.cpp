@@ -46,6 +46,17 @@ int constantOf(const Expr &e, int fallback) {
   return fallback;
 }
 
+void scheduleHeadMajorRows(const AlgorithmFuncs &f, Func rows, int vec, TailStrategy tail) {
+  Var jo("jo"), ji("ji"), task("task");
+  rows.compute_root()
+      .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
+      .vectorize(f.d, vec, tail)
+      .reorder(f.d, ji, jo, f.g, f.b)
+      .fuse(jo, f.g, task)
+      .fuse(task, f.b, task)
+      .parallel(task);
+}
+
 void scheduleRowSums(Func sums, const Var &row, int rows, const Var &outer, int vec) {
   sums.compute_root().vectorize(row, vec, pureTail(rows, vec)).parallel(outer);
   if (rows > vec && rows % vec == 1)
@@ -496,13 +507,14 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
                      f.outputs.size() - f.caches.size() == 1 &&
                      (f.out.dimensions() == 4 || packedOut || f.attnTiledByState);
   if (p.stateInOutTile) {
-    // The tiles' Func: out, or the heads' results an output projection reads.
+    // The tiles' Func: out, or the heads' results an output projection reads
+    // (never with packed batches).
     Func tiles = f.attnTiledByState ? f.attn : f.out;
     if (f.attnTiledByState)
       tiles.compute_root();
     Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
     tiles.split(i, oi, oii, TQ, TailStrategy::GuardWithIf);
-    if (packedOut && !f.attnTiledByState)
+    if (packedOut)
       tiles.reorder(d, oii, oi, h);
     else
       tiles.reorder(d, oii, oi, h, b);
@@ -511,7 +523,7 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     int values = f.attnTiledByState ? constantOf(f.Dv, 0) : fixedInnerExtent(f.out);
     tiles.vectorize(d, vec, pureTail(values, vec))
         .fuse(oi, h, ot); // tiles of one head next to each other: both threads share its K/V
-    if (packedOut && !f.attnTiledByState)
+    if (packedOut)
       tiles.rename(ot, oTask);
     else
       tiles.fuse(ot, b, oTask);
@@ -665,19 +677,11 @@ void scheduleKeyValueRows(AlgorithmFuncs &f, const AttentionConfig &config, cons
   if (inPlace && (narrowBand || !(sizes.Lq >= 512 && sizes.Lk > 0 && sizes.Lk <= sizes.Lq)))
     return;
   bool kTurned = k.positional == PositionalKind::Rotary; // k_in is already a root copy
-  Var jo("jo"), ji("ji"), task("task");
   std::vector<Func> copies{f.vIn};
   if (!kTurned && !inPlace)
     copies.push_back(f.kIn);
-  for (Func rows : copies) {
-    rows.compute_root()
-        .split(f.j, jo, ji, 64, TailStrategy::GuardWithIf)
-        .vectorize(f.d, p.vec, TailStrategy::GuardWithIf)
-        .reorder(f.d, ji, jo, f.g, f.b)
-        .fuse(jo, f.g, task)
-        .fuse(task, f.b, task)
-        .parallel(task);
-  }
+  for (Func rows : copies)
+    scheduleHeadMajorRows(f, rows, p.vec, TailStrategy::GuardWithIf);
   f.scheduleNotes.push_back(std::string(copies.size() == 1 ? "v_in" : "k_in, v_in") +
                             ": compute_root, head-major float32 rows (read by every query "
                             "tile), 64-row tasks parallel");

@@ -39,6 +39,11 @@ Halide::TailStrategy pureTail(int extent, int vec);
 /// The value of `e` when it is an integer constant, else `fallback`.
 int constantOf(const Halide::Expr &e, int fallback);
 
+/// K or V rows (d, j, g, b) copied once per call at the root, head-major:
+/// d vectorized with `tail`, tasks of 64 rows x KV head x batch in parallel.
+void scheduleHeadMajorRows(const AlgorithmFuncs &f, Halide::Func rows, int vec,
+                           Halide::TailStrategy tail);
+
 /// A per-row sum (a pure start, an update over channels) at the root,
 /// vectorized over `row`, of `rows` values (0: not known), and parallel over
 /// `outer`. When the last vector would hold one value, the pure start shifts
