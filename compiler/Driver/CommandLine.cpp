@@ -34,9 +34,11 @@ const char *commandLineUsage() {
   --no-runtime          leave the Halide runtime out (link rt.o from
                         --emit=runtime, or libattnc_halide_runtime, once per app)
   --schedule=S          tuned (default), simple, or auto (Halide autoscheduler)
-  --bf16-products       bf16 kernels: form Q.K^T and P.V products with AVX-512
-                        BF16's vdpbf16ps where the target has it (off by default:
-                        half the FLOP rate of f32 FMAs on the CPUs measured)
+  --bf16-products, --no-bf16-products
+                        bf16 kernels: form Q.K^T and P.V products with AVX-512
+                        BF16's vdpbf16ps where the target has it, or not; by
+                        default yes, except for the host target on an Intel core
+                        (half the FLOP rate of f32 FMAs there)
   -D FIELD=VALUE        override a field of every selected kernel
   --time-stages         print the CPU and wall seconds of each compile stage
                         (frontend, MLIR, Halide, LLVM, link) to stderr
@@ -116,6 +118,8 @@ bool parseCommandLine(const std::vector<std::string> &args, CommandLine &result,
       options.timeStages = true;
     } else if (arg == "--bf16-products") {
       options.backend.bf16Products = true;
+    } else if (arg == "--no-bf16-products") {
+      options.backend.bf16Products = false;
     } else if (arg == "-o") {
       if (i + 1 >= args.size()) {
         error = "-o needs a file name";

@@ -177,10 +177,8 @@ struct EmitOptions {
   /// (when withRuntime).
   std::string sharedRuntime;
   /// Form bf16 Q.K^T and P.V products with AVX-512 BF16's vdpbf16ps where the
-  /// target has it (AlgorithmFuncs::bf16Products). Off by default: the CPUs
-  /// measured so far run vdpbf16ps at half the FLOP rate of f32 FMAs
-  /// (docs/benchmarks.md), so prefill is faster widened.
-  bool bf16Products = false;
+  /// target has it (AlgorithmFuncs::bf16Products). Unset: bf16ProductsByDefault.
+  std::optional<bool> bf16Products;
 };
 
 } // namespace attnc::halide_backend

@@ -166,7 +166,9 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       throw BackendError("two kernels are named '" + config.name + "'");
     result.configs.push_back(&config);
     std::optional<AlgorithmFuncs> funcs;
-    Bf16Products bf16 = options.bf16Products ? Bf16Products::ScoresAndValues : Bf16Products::None;
+    Bf16Products bf16 = options.bf16Products.value_or(bf16ProductsByDefault(options.target))
+                            ? Bf16Products::ScoresAndValues
+                            : Bf16Products::None;
     for (;;) {
       {
         StageTimer timer("Halide algorithm, schedule");

@@ -81,13 +81,32 @@ void dropTargetFlags(llvm::Module &module) {
     flags->addOperand(flag);
 }
 
+/// Halide 14 names LLVM's "sapphirerapids" CPU for AVX512_SapphireRapids,
+/// which its host detection also picks for AMD's Zen 5 (AVX512-BF16 and
+/// AVX-VNNI). Zen 5 has neither AVX512-FP16 nor AMX, and LLVM uses FP16's
+/// vmovw for plain 16-bit moves: SIGILL there. So a variant may use only what
+/// requiredCpuFeatures makes the dispatcher check.
+std::string featuresWithoutUnchecked(const std::string &mcpu, const std::string &mattrs) {
+  if (mcpu != "sapphirerapids")
+    return mattrs;
+  std::string out;
+  for (size_t start = 0; start <= mattrs.size();) {
+    size_t comma = std::min(mattrs.find(',', start), mattrs.size());
+    std::string feature = mattrs.substr(start, comma - start);
+    if (!feature.empty() && feature.rfind("+amx", 0) != 0)
+      out += (out.empty() ? "" : ",") + feature;
+    start = comma + 1;
+  }
+  return out + (out.empty() ? "" : ",") + "-avx512fp16,-amx-tile,-amx-int8,-amx-bf16";
+}
+
 /// Renames NAME, NAME_argv (and NAME_metadata unless `keepMetadata`) to
 /// NAME<suffix>..., and makes every other definition local, so variants of
 /// the same kernel can share a module.
 void prepareVariant(llvm::Module &module, const std::vector<std::string> &names,
                     const std::string &suffix, bool keepMetadata) {
   std::string mcpu = moduleFlag(module, "halide_mcpu");
-  std::string mattrs = moduleFlag(module, "halide_mattrs");
+  std::string mattrs = featuresWithoutUnchecked(mcpu, moduleFlag(module, "halide_mattrs"));
   std::set<llvm::GlobalValue *> entries;
   for (const std::string &name : names) {
     for (const char *part : {"", "_argv", "_metadata"}) {
@@ -288,6 +307,20 @@ std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
     for (Target &t : targets)
       t = t.with_feature(Target::NoRuntime);
   return targets;
+}
+
+bool bf16ProductsByDefault(const std::string &targetText) {
+  bool namesHost = targetText.empty();
+  for (size_t pos = 0; pos <= targetText.size();) {
+    size_t comma = std::min(targetText.find(',', pos), targetText.size());
+    namesHost = namesHost || trim(targetText.substr(pos, comma - pos)) == "host";
+    pos = comma + 1;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  return !(namesHost && __builtin_cpu_is("intel"));
+#else
+  return true;
+#endif
 }
 
 bool usesDispatch(const std::vector<Target> &targets) {

@@ -33,6 +33,14 @@ extern const char *const kPortableTargets;
 /// CommandLineError naming the bad entry.
 std::vector<Halide::Target> parseTargets(const std::string &text, bool withRuntime);
 
+/// Whether bf16 kernels form their products with vdpbf16ps unless told
+/// (EmitOptions::bf16Products): yes, except for a `--target` naming the host
+/// when the host is an Intel core. Zen 5 runs vdpbf16ps at the FLOP rate of
+/// two f32 FMAs, the Sapphire and Granite Rapids cores measured at half of it
+/// (docs/benchmarks.md); an explicit target string names instructions, not a
+/// core, and gets them.
+bool bf16ProductsByDefault(const std::string &targetText);
+
 /// Whether `targets` are compiled as dispatched variants (x86-64 only).
 bool usesDispatch(const std::vector<Halide::Target> &targets);
 
