@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/ProcessGuards.h"
 #include "compiler/Driver/Compiler.h"
+#include "compiler/Support/CodegenDeadline.h"
 #include "compiler/Support/EnvironmentError.h"
 #include "compiler/Support/Signals.h"
 #include "compiler/Support/TempFiles.h"
@@ -78,6 +79,7 @@ void installProcessGuards() {
   llvm::install_bad_alloc_error_handler(onLLVMOutOfMemory, nullptr);
   llvm::install_fatal_error_handler(onLLVMFatalError, nullptr);
   reportCrashes();
+  armCodegenDeadline();
 }
 
 } // namespace attnc

@@ -4,7 +4,8 @@
 // compile that could have reported an error instead (SIGXFSZ under
 // `ulimit -f`), temporary files go away on SIGINT / SIGTERM, and LLVM's own
 // out-of-memory and fatal-error paths, which would abort, print attnc's
-// messages and exit with the codes of docs/tools.md §2.
+// messages and exit with the codes of docs/tools.md §2, and LLVM code
+// generation that never ends (CodegenDeadline.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -20,6 +20,7 @@
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"
 #include "compiler/HalideBackend/TargetDispatch.h"
+#include "compiler/Support/CodegenDeadline.h"
 #include "compiler/Support/EnvironmentError.h"
 #include "compiler/Support/OutputFiles.h"
 #include "compiler/Support/StageTimes.h"
@@ -254,6 +255,7 @@ std::string objectCode(llvm::Module &module) {
   StageTimer timer("LLVM code generation");
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
+  CodegenDeadline deadline("code generation");
   compile_llvm_module_to_object(module, os);
   return std::string(buffer.data(), buffer.size());
 }
@@ -335,6 +337,7 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream os(buffer);
     StageTimer timer("LLVM code generation");
+    CodegenDeadline deadline("code generation");
     compile_llvm_module_to_assembly(*module, os);
     writeOutput(path, std::string(buffer.data(), buffer.size()));
     return;

@@ -45,6 +45,17 @@ std::string trim(const std::string &s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+/// The comma-separated items of `list`, trimmed ("" gives one empty item).
+std::vector<std::string> splitList(const std::string &list) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = std::min(list.find(',', pos), list.size());
+    items.push_back(trim(list.substr(pos, comma - pos)));
+    pos = comma + 1;
+  }
+  return items;
+}
+
 Target parseOne(const std::string &text) {
   if (text == "host")
     return Halide::get_host_target();
@@ -90,14 +101,10 @@ std::string featuresWithoutUnchecked(const std::string &mcpu, const std::string 
   if (mcpu != "sapphirerapids")
     return mattrs;
   std::string out;
-  for (size_t start = 0; start <= mattrs.size();) {
-    size_t comma = std::min(mattrs.find(',', start), mattrs.size());
-    std::string feature = mattrs.substr(start, comma - start);
+  for (const std::string &feature : splitList(mattrs))
     if (!feature.empty() && feature.rfind("+amx", 0) != 0)
-      out += (out.empty() ? "" : ",") + feature;
-    start = comma + 1;
-  }
-  return out + (out.empty() ? "" : ",") + "-avx512fp16,-amx-tile,-amx-int8,-amx-bf16";
+      out += feature + ",";
+  return out + "-avx512fp16,-amx-tile,-amx-int8,-amx-bf16";
 }
 
 /// Renames NAME, NAME_argv (and NAME_metadata unless `keepMetadata`) to
@@ -274,15 +281,8 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
 } // namespace
 
 std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
-  std::string list = text.empty() ? "host" : text;
   std::vector<Target> targets;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    if (comma == std::string::npos)
-      comma = list.size();
-    std::string item = trim(list.substr(pos, comma - pos));
-    pos = comma + 1;
+  for (const std::string &item : splitList(text.empty() ? "host" : text)) {
     if (item.empty())
       throw CommandLineError("invalid target list '" + text + "': an entry is empty");
     if (item == "portable") {
@@ -310,12 +310,8 @@ std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
 }
 
 bool bf16ProductsByDefault(const std::string &targetText) {
-  bool namesHost = targetText.empty();
-  for (size_t pos = 0; pos <= targetText.size();) {
-    size_t comma = std::min(targetText.find(',', pos), targetText.size());
-    namesHost = namesHost || trim(targetText.substr(pos, comma - pos)) == "host";
-    pos = comma + 1;
-  }
+  std::vector<std::string> items = splitList(targetText.empty() ? "host" : targetText);
+  bool namesHost = std::find(items.begin(), items.end(), "host") != items.end();
 #if defined(__x86_64__) || defined(__i386__)
   return !(namesHost && __builtin_cpu_is("intel"));
 #else
