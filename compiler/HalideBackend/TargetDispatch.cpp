@@ -56,6 +56,11 @@ std::vector<std::string> splitList(const std::string &list) {
   return items;
 }
 
+/// The entries of a `--target` value; an empty one means the host.
+std::vector<std::string> targetEntries(const std::string &text) {
+  return splitList(text.empty() ? "host" : text);
+}
+
 Target parseOne(const std::string &text) {
   if (text == "host")
     return Halide::get_host_target();
@@ -282,7 +287,7 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
 
 std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
   std::vector<Target> targets;
-  for (const std::string &item : splitList(text.empty() ? "host" : text)) {
+  for (const std::string &item : targetEntries(text)) {
     if (item.empty())
       throw CommandLineError("invalid target list '" + text + "': an entry is empty");
     if (item == "portable") {
@@ -310,7 +315,7 @@ std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
 }
 
 bool bf16ProductsByDefault(const std::string &targetText) {
-  std::vector<std::string> items = splitList(targetText.empty() ? "host" : targetText);
+  std::vector<std::string> items = targetEntries(targetText);
   bool namesHost = std::find(items.begin(), items.end(), "host") != items.end();
 #if defined(__x86_64__) || defined(__i386__)
   return !(namesHost && __builtin_cpu_is("intel"));
