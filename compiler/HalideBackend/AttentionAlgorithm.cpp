@@ -209,7 +209,66 @@ private:
         f.splits = (int)std::max<int64_t>(
             1, std::min<int64_t>(8, (sizes.Lk + f.blockK - 1) / f.blockK / 2));
     }
+    chooseKeyBand();
   }
+
+  /// The width W of the one window whose band every visited key block lies
+  /// in, or 0: the forward kernel's blocks are those of one conjunction with
+  /// a window term (a union's other group split off as the sink prefix).
+  int64_t bandWindow() const {
+    if (config.backward || spec.packed || spec.cache.any() || f.splits != 1)
+      return 0;
+    std::vector<std::vector<int>> groups = spec.maskGroups;
+    if (groups.empty()) {
+      groups.emplace_back();
+      for (size_t n = 0; n < spec.masks.size(); ++n)
+        groups.back().push_back((int)n);
+    }
+    const int sinkGroup = sinkPrefix().first;
+    int64_t width = 0;
+    int blockGroups = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if ((int)g == sinkGroup)
+        continue;
+      ++blockGroups;
+      for (int n : groups[g]) {
+        const MaskTermDesc &term = spec.masks.at((size_t)n);
+        if (term.kind == MaskKind::Window)
+          width = width == 0 ? term.width : std::min(width, term.width);
+      }
+    }
+    return blockGroups == 1 ? width : 0;
+  }
+
+  /// Under a window of width W, the rows of a query tile (Q query
+  /// positions) see Q + W - 1 consecutive keys. Key blocks at multiples of
+  /// blockK cut that band wherever it falls: window(256) with 32-row tiles
+  /// visited 5 blocks of 64 (320 keys) per tile. Blocks that start where the
+  /// tile's band starts need ceil(band / 128) of them, sized to fit: 3
+  /// blocks of 96 (288 keys). The start is kept even (pairs of keys of the
+  /// bf16 value rows), which the band's length allows for with one key.
+  void chooseKeyBand() {
+    const int64_t width = bandWindow();
+    if (width <= 0)
+      return;
+    const int P = f.groupP;
+    const int64_t queries = (f.tileQ - 1) / P + 1 + (f.tileQ % P != 0 ? 1 : 0);
+    const int64_t band = queries + width; // Q + W - 1 keys, and one for the even start
+    const int64_t blocks = (band + 127) / 128;
+    const int64_t keys = ((band + blocks - 1) / blocks + 7) / 8 * 8;
+    KernelSizes sizes = spec.sizes();
+    if (sizes.Lk > 0 && keys * blocks >= sizes.Lk)
+      return; // one band holds every key: the plain blocks do as well
+    const int sinkGroup = sinkPrefix().first, plainBlockK = f.blockK;
+    f.blockK = (int)keys;
+    if (sinkPrefix().first != sinkGroup) { // the sinks no longer fit a block's half
+      f.blockK = plainBlockK;
+      return;
+    }
+    f.keyBand = (int)width;
+    bandBlocks = (int)blocks;
+  }
+  int bandBlocks = 0; // key blocks per query tile under a band
 
   /// AlgorithmFuncs::bf16Products: the target has vdpbf16ps, q, k and v
   /// are bf16 as the caller stores them (a projected, positioned, turned or
@@ -760,7 +819,13 @@ private:
     Expr P = Expr((int32_t)f.groupP);
     Expr rA = f.qt * f.tileQ + f.ii;
     Expr iA = rA / P, hA = f.h * P + rA % P;
-    Expr jA = f.kb * f.blockK + f.jj;
+    if (f.keyBand > 0) {
+      // The tile's first visible key (the window's lower edge for its first
+      // query), made even: see chooseKeyBand.
+      Expr ipMin = (f.qt * f.tileQ) / P + (f.Lk - f.Lq);
+      f.keyBase = max(0, ipMin - (f.keyBand - 1)) / 2 * 2;
+    }
+    Expr jA = f.blockFirstKey(f.kb) + f.jj;
     f.rj = RDom(0, f.blockK, "rj");
 
     makeRowQueries();
@@ -779,7 +844,7 @@ private:
     // (0 * NaN would poison P.V): its last block's key loops stop at its
     // length, which Halide turns into their trip counts, not a test per key.
     if (f.cacheLen.defined())
-      f.rj.where(f.kb * f.blockK + f.rj < keys);
+      f.rj.where(f.blockFirstKey(f.kb) + f.rj < keys);
     Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
                           : jA < keys && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
@@ -811,17 +876,18 @@ private:
           BFloat(16), f.blockExp(2 * f.jp + f.e, f.ii, f.qt, f.kb, f.h, f.b));
       f.rjPairs = RDom(0, 2, 0, f.blockK / 2, "rjp");
       Expr pair = f.pPairs(f.rjPairs.x, f.ii, f.rjPairs.y, f.qt, f.kb, f.h, f.b);
+      Expr firstPair = f.keyBase.defined() ? f.blockFirstKey(f.kb) / 2 : f.kb * (f.blockK / 2);
       Expr values =
-          f.vPairs(f.rjPairs.x, f.d, f.kb * (f.blockK / 2) + f.rjPairs.y, kvHeadOf(f.h), f.b);
+          f.vPairs(f.rjPairs.x, f.d, firstPair + f.rjPairs.y, kvHeadOf(f.h), f.b);
       f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) += cast<float>(pair) * cast<float>(values);
     } else {
       f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
-          p * f.vIn(f.d, f.kb * f.blockK + f.rj, kvHeadOf(f.h), f.b);
+          p * f.vIn(f.d, f.blockFirstKey(f.kb) + f.rj, kvHeadOf(f.h), f.b);
     }
 
     keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
     if (f.cacheLen.defined()) {
-      Expr exists = f.kb * f.blockK < keys;
+      Expr exists = f.blockFirstKey(f.kb) < keys;
       keyBlockPredicate = keyBlockPredicate.defined() ? keyBlockPredicate && exists : exists;
     }
     if (sinkGroup >= 0)
@@ -837,7 +903,7 @@ private:
   /// would be computed at the root in passes of its own, for a block saved.)
   std::pair<int, int> sinkPrefix() const {
     const std::vector<std::vector<int>> &groups = spec.maskGroups;
-    if (groups.size() < 2 || packed || f.cacheLen.defined() || f.splits != 1)
+    if (groups.size() < 2 || spec.packed || spec.cache.any() || f.splits != 1)
       return {-1, 0};
     int found = -1;
     int64_t keys = 0;
@@ -939,6 +1005,8 @@ private:
 
   void makeState() {
     f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
+    if (f.keyBand > 0) // the band's blocks, trimmed at the first keys by the mask
+      f.nBlocks = Halide::Internal::simplify(min(f.nBlocks, bandBlocks));
     f.chunkBlocks = f.splits == 1 ? f.nBlocks : (f.nBlocks + (f.splits - 1)) / f.splits;
     // (The key block keeps the name of the one-dimensional domain it had.)
     f.stateDomain =

@@ -49,8 +49,18 @@ struct AlgorithmFuncs {
   /// The key blocks are split into `splits` chunks with a partial softmax
   /// state each, merged at the end (decode: the keys spread over threads).
   int splits = 1;
+  /// Under a window of width `keyBand` (0: none) a query tile sees one band
+  /// of consecutive keys, and its key block 0 starts where that band does:
+  /// `keyBase`, a function of qt (AttentionAlgorithm.cpp chooseKeyBand).
+  /// Otherwise key block kb starts at kb * blockK.
+  int keyBand = 0;
+  Halide::Expr keyBase;
+  /// The first key of key block kb of query tile qt.
+  Halide::Expr blockFirstKey(const Halide::Expr &kb) const {
+    return keyBase.defined() ? keyBase + kb * blockK : kb * blockK;
+  }
 
-  // Variables. Row r = qt * tileQ + ii, key j = kb * blockK + jj, and key
+  // Variables. Row r = qt * tileQ + ii, key j = blockFirstKey(kb) + jj, and key
   // block kb = s * chunkBlocks + rk. In the block Funcs `i` is the row and `h`
   // the row group hb (the query head when P = 1).
   Halide::Var d{"d"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, g{"g"};

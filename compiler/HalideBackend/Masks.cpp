@@ -56,7 +56,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   // sequence's cached rows.
   Expr off = in.cacheLen.defined() ? in.cacheLen(f.b) : f.Lk - f.Lq;
   r.b = f.b;
-  r.jMin = f.kb * f.blockK;
+  r.jMin = f.blockFirstKey(f.kb);
   r.jMax = r.jMin + (f.blockK - 1);
   // Rows r = i * P + p: the tile's queries are its rows divided by P.
   Expr P = Expr((int32_t)f.groupP);
