@@ -1013,7 +1013,7 @@ private:
 
   void makeState() {
     f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
-    if (f.keyBand > 0) // the band's blocks, trimmed at the first keys by the mask
+    if (f.keyBand > 0) // the band's blocks (fewer if the keys are fewer)
       f.nBlocks = Halide::Internal::simplify(min(f.nBlocks, bandBlocks));
     f.chunkBlocks = f.splits == 1 ? f.nBlocks : (f.nBlocks + (f.splits - 1)) / f.splits;
     // (The key block keeps the name of the one-dimensional domain it had.)

@@ -17,9 +17,10 @@ if "ATTNC_CACHE_DIR" not in os.environ:
 import attnc  # noqa: E402
 
 
-def reference(q, k, v, causal=False, scale=None, key_padding=None):
-    """float64 softmax(scale q k^T + mask) v for bhsd q [B,H,Lq,D], k/v [B,G,Lk,*];
-    fully masked rows give 0 (and lse -inf)."""
+def reference(q, k, v, causal=False, scale=None, key_padding=None, window=None):
+    """float64 softmax(scale q k^T + mask) v for bhsd q [B,H,Lq,D], k/v [B,G,Lk,*],
+    query i at p = i + Lk - Lq (window: keys p - window < j <= p); fully masked
+    rows give 0 (and lse -inf)."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     B, H, Lq, D = q.shape
     G, Lk = k.shape[1], k.shape[2]
@@ -28,9 +29,12 @@ def reference(q, k, v, causal=False, scale=None, key_padding=None):
     v = np.repeat(v, H // G, axis=1)
     s = scale * np.einsum("bhid,bhjd->bhij", q, k)
     visible = np.ones((B, 1, Lq, Lk), dtype=bool)
+    ip = np.arange(Lq)[:, None] + (Lk - Lq)
+    j = np.arange(Lk)[None, :]
     if causal:
-        ip = np.arange(Lq)[:, None] + (Lk - Lq)
-        visible &= (np.arange(Lk)[None, :] <= ip)[None, None]
+        visible &= (j <= ip)[None, None]
+    if window is not None:
+        visible &= ((j <= ip) & (j > ip - window))[None, None]
     if key_padding is not None:
         visible &= (np.asarray(key_padding) == 0)[:, None, None, :]
     s = np.where(visible, s, -np.inf)

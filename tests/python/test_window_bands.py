@@ -9,29 +9,7 @@ import numpy as np
 import pytest
 
 import attnc
-from conftest import assert_close
-
-
-def windowed(q, k, v, W, causal=True):
-    """float64 out, weights and lse of q [B,H,Lq,D] over k, v [B,G,Lk,*],
-    query i at p = i + Lk - Lq seeing keys p - W < j <= p."""
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
-    B, H, Lq, D = q.shape
-    G, Lk = k.shape[1], k.shape[2]
-    k, v = np.repeat(k, H // G, axis=1), np.repeat(v, H // G, axis=1)
-    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(D)
-    p = np.arange(Lq)[:, None] + (Lk - Lq)
-    j = np.arange(Lk)[None, :]
-    visible = (j <= p) & (j > p - W)
-    s = np.where(visible, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.where(visible, np.exp(s - m), 0.0)
-    total = e.sum(axis=-1, keepdims=True)
-    w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-    with np.errstate(divide="ignore"):
-        lse = np.where(total[..., 0] > 0, np.log(total[..., 0]) + m[..., 0], -np.inf)
-    return np.einsum("bhij,bhjd->bhid", w, v), w, lse
+from conftest import assert_close, reference
 
 
 @pytest.fixture(scope="module")
@@ -56,28 +34,28 @@ def rand(rng, *shape):
 def test_mha_band_at_odd_sizes(lib, Lq, Lk):
     rng = np.random.default_rng(Lq * 1000 + Lk)
     q, k, v = rand(rng, 2, 2, Lq, 16), rand(rng, 2, 2, Lk, 16), rand(rng, 2, 2, Lk, 16)
-    assert_close(lib.mha(q=q, k=k, v=v), windowed(q, k, v, 40)[0], v)
+    assert_close(lib.mha(q=q, k=k, v=v), reference(q, k, v, window=40)[0], v)
 
 
 @pytest.mark.parametrize("Lq", [259, 40, 3])
 def test_gqa_tiles_of_rows_not_a_multiple_of_the_group(lib, Lq):
     rng = np.random.default_rng(Lq)
     q, k, v = rand(rng, 1, 6, Lq, 8), rand(rng, 1, 2, Lq, 8), rand(rng, 1, 2, Lq, 8)
-    assert_close(lib.gqa3(q=q, k=k, v=v), windowed(q, k, v, 37)[0], v)
+    assert_close(lib.gqa3(q=q, k=k, v=v), reference(q, k, v, window=37)[0], v)
 
 
 @pytest.mark.parametrize("L", [257, 60])
 def test_window_alone_and_wider_than_the_keys(lib, L):
     rng = np.random.default_rng(L + 7)
     q, k, v = rand(rng, 1, 2, L, 8), rand(rng, 1, 2, L, 8), rand(rng, 1, 2, L, 8)
-    assert_close(lib.alone(q=q, k=k, v=v), windowed(q, k, v, 100)[0], v)
+    assert_close(lib.alone(q=q, k=k, v=v), reference(q, k, v, window=100)[0], v)
 
 
 def test_fixed_sizes_with_weights_and_lse(lib):
     rng = np.random.default_rng(331)
     q, k, v = rand(rng, 1, 4, 331, 16), rand(rng, 1, 1, 331, 16), rand(rng, 1, 1, 331, 16)
     out, weights, lse = lib.fixed(q=q, k=k, v=v)
-    ref_out, ref_w, ref_lse = windowed(q, k, v, 64)
+    ref_out, ref_w, ref_lse = reference(q, k, v, window=64)
     assert_close(out, ref_out, v)
     assert_close(weights, ref_w, np.ones(1))
     assert_close(lse, ref_lse, np.ones(1))
@@ -89,4 +67,4 @@ def test_bf16_value_pairs_from_an_even_start(lib, L):
     q, k, v = (attnc.f32_to_bf16(rand(rng, 1, 2, L, 16)) for _ in range(3))
     wide = [attnc.bf16_to_f32(x) for x in (q, k, v)]
     out = attnc.bf16_to_f32(lib.half(q=q, k=k, v=v))
-    assert_close(out, windowed(*wide, 50)[0], wide[2], 8e-3)
+    assert_close(out, reference(*wide, window=50)[0], wide[2], 8e-3)
