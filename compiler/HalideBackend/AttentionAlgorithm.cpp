@@ -226,12 +226,7 @@ private:
   int64_t bandWindow() const {
     if (config.backward || spec.packed || spec.cache.any() || f.splits != 1)
       return 0;
-    std::vector<std::vector<int>> groups = spec.maskGroups;
-    if (groups.empty()) {
-      groups.emplace_back();
-      for (size_t n = 0; n < spec.masks.size(); ++n)
-        groups.back().push_back((int)n);
-    }
+    const std::vector<std::vector<int>> groups = spec.maskConjunctions();
     const int sinkGroup = sinkPrefix().first;
     int64_t width = 0;
     int blockGroups = 0;

@@ -96,6 +96,15 @@ struct KernelDesc {
   bool outputWeights = false, outputLse = false;
   std::vector<DeclaredInput> inputs; // declaration order
 
+  /// maskGroups, with the empty list spelled out as one group of every term.
+  std::vector<std::vector<int>> maskConjunctions() const {
+    if (!maskGroups.empty())
+      return maskGroups;
+    std::vector<int> all;
+    for (size_t n = 0; n < masks.size(); ++n)
+      all.push_back((int)n);
+    return {all};
+  }
   bool hasMask(MaskKind kind) const {
     for (const MaskTermDesc &m : masks)
       if (m.kind == kind)

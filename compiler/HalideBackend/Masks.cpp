@@ -176,12 +176,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   // A conjunction, or a union of conjunctions (groups): a key block is
   // visited when some group's terms can all see some key of it; a group
   // with no block test makes every block count.
-  std::vector<std::vector<int>> groups = config.kernel.maskGroups;
-  if (groups.empty()) {
-    groups.emplace_back();
-    for (size_t n = 0; n < terms.size(); ++n)
-      groups.back().push_back((int)n);
-  }
+  const std::vector<std::vector<int>> groups = config.kernel.maskConjunctions();
   Expr visible, blockVisible;
   bool everyBlock = false;
   for (size_t g = 0; g < groups.size(); ++g) {
