@@ -147,10 +147,12 @@ std::optional<Bf16Products> scalarBf16Fallback(const AlgorithmFuncs &funcs,
 QueryTileStages::Names queryTileStages(const AlgorithmFuncs &f) {
   if (Halide::Internal::is_const(f.Lq) && Halide::Internal::is_const(f.Lk))
     return {};
-  QueryTileStages::Names names{{}, f.qt.name()};
+  QueryTileStages::Names names{{}, f.qt.name(), {}};
   for (const Halide::Func &fn : {f.qs, f.qRow, f.qIn, f.qPairs, f.qHoist})
     if (fn.defined())
       names.tileProducers.push_back(fn.name());
+  if (f.cacheLen.defined())
+    names.keyLoop = f.state.name() + ".s1." + f.rk.name();
   return names;
 }
 

@@ -23,6 +23,9 @@ public:
   struct Names {
     std::vector<std::string> tileProducers;
     std::string tileDim;
+    /// A key loop (a loop name) partitioned alone, never split itself: a
+    /// cache's length made Halide copy a paged decode's key loop whole.
+    std::string keyLoop;
   };
   explicit QueryTileStages(Names names);
   ~QueryTileStages();

@@ -130,6 +130,10 @@ private:
     return ProducerConsumer::make(op->name, true, mutate(partitioned));
   }
   Stmt visit(const For *op) override {
+    if (!names.keyLoop.empty() && op->name == names.keyLoop) {
+      Stmt body = partition(mutate(op->body));
+      return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
     if (!isTileLoop(op->name))
       return IRMutator::visit(op);
     ScopedBinding<> tile(movesWithTile, op->name);
