@@ -861,6 +861,11 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
         f.qk.update().vectorize(i);
       lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
+      // The vectors along d unrolled: LLVM unrolls f32 and bf16 rows itself,
+      // but kept f16's conversions in a loop (decode H=32 G=8 D=128, f16
+      // K/V: 9% faster on one thread).
+      if (reduced / vec <= 16)
+        lanes.update().unroll(rdo);
       prefetchDecodeRows(f, config, j, notes);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
