@@ -76,12 +76,25 @@ int fixedInnerExtent(Func out) {
 } // namespace
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
-/// and parallel.
-void scheduleOutput(Func out, int vec) {
+/// and parallel. `perVector` is computed per vector of `out`, vectorized
+/// itself: left to Halide's default it was computed inside the vectorized
+/// loop, where a score condition on i and j (`select(j > i, dot(q, k), 2)`)
+/// trimmed its region lane by lane, and the vectorizer indexed its 16-float
+/// buffer far past the end (a crash; campaign seed 275316916293998).
+void scheduleOutput(Func out, int vec, Func perVector) {
   std::vector<Var> args = out.args();
   if (args.empty()) // a scalar (the gradient of a declared f32 scalar)
     return;
-  out.vectorize(args.front(), vec, pureTail(fixedInnerExtent(out), vec));
+  const TailStrategy tail = pureTail(fixedInnerExtent(out), vec);
+  if (perVector.defined()) {
+    Var outer(args.front().name() + "_vectors"), lanes(args.front().name() + "_lanes");
+    out.split(args.front(), outer, lanes, vec, tail).vectorize(lanes);
+    Var inner = perVector.args().front();
+    perVector.compute_at(out, outer).vectorize(inner, vec, TailStrategy::GuardWithIf);
+    perVector.update().vectorize(inner, vec, TailStrategy::GuardWithIf);
+  } else {
+    out.vectorize(args.front(), vec, tail);
+  }
   if (args.size() >= 3) {
     Var fused("fused");
     out.fuse(args[args.size() - 2], args.back(), fused).parallel(fused);
@@ -933,7 +946,7 @@ void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
     bool cache = out.name() == f.kCache.name() || out.name() == f.vCache.name();
     bool tiled = (p.stateInOutTile || f.outIsProductTiles) && out.name() == f.out.name();
     if (!cache && !tiled)
-      scheduleOutput(out, vec);
+      scheduleOutput(out, vec, out.name() == f.weights.name() ? f.qkWeights : Func());
   }
   if (!p.stateInOutTile)
     notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");

@@ -26,8 +26,9 @@ void scheduleGradients(AlgorithmFuncs &funcs, const AttentionConfig &config,
                        const Halide::Target &target);
 
 /// Outputs: vectorized over the innermost dimension, the two outermost fused
-/// and parallel.
-void scheduleOutput(Halide::Func out, int vec);
+/// and parallel. `perVector`, a reduction `out` reads at its own coordinates
+/// (the weights' scores, qk_weights), is computed per vector of `out`.
+void scheduleOutput(Halide::Func out, int vec, Halide::Func perVector = Halide::Func());
 
 /// The tail of a pure stage's dimension of `extent` values (0: not known)
 /// vectorized by `vec`: guarded, except when the last vector would hold one

@@ -402,3 +402,26 @@ def test_sixteen_bit_gradients_where_exact_ones_cancel():
         K, source, trials = tester.gen_case(seed)
         assert "backward = true" in source and ("f16" in source or "bf16" in source)
         assert tester.run_kernel(K, source, trials, seed)[0] == "ok", seed
+
+
+def test_weights_of_a_score_whose_condition_reads_rows_and_keys():
+    # Seed 275316916293998 (minimized): the weights' scores (qk_weights) were
+    # computed inside the weights' vectorized key loop, where bounds inference
+    # trimmed their region through `j > i` lane by lane, and the vectorizer
+    # indexed the 16-float buffer far past its end: a crash (SIGSEGV or a
+    # smashed stack) at every row count. They are computed per vector now.
+    lib = attnc.compile("kernel k { head_dim = 8; value_dim = 65; heads = 3; kv_heads = 1; "
+                        "outputs = out, weights; score = select(j > i, dot(q, k), 2.0) }")
+    rng = np.random.default_rng(7)
+    for B, Lq, Lk in ((2, 70, 17), (1, 16, 16), (1, 33, 40)):
+        q = rng.uniform(-2, 2, (B, 3, Lq, 8)).astype(np.float32)
+        k = rng.uniform(-2, 2, (B, 1, Lk, 8)).astype(np.float32)
+        v = rng.uniform(-2, 2, (B, 1, Lk, 65)).astype(np.float32)
+        out, weights = lib.k(q=q, k=k, v=v)
+        Q, K, V = (a.astype(np.float64) for a in (q, k, v))
+        i, j = np.arange(Lq)[:, None], np.arange(Lk)[None, :]
+        s = np.where(j > i, np.einsum("bhqd,bgkd->bhqk", Q, K), 2.0)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        assert np.abs(weights - p).max() <= 1e-5, (B, Lq, Lk)
+        assert np.abs(out - p @ V).max() <= 1e-4 * max(1.0, np.abs(v).max()), (B, Lq, Lk)

@@ -21,6 +21,10 @@
 // inside instead (the builtin-masks spec example's code grew 2.3x). Halide 16's
 // `never_partition` does the last part; 14 has none of it.
 //
+// A KV cache's key loop (`keyLoop`) is likewise partitioned body alone: the
+// cache's length split a paged decode's key loop into two whole copies whose
+// blocks test that length anyway (compile 3.3 -> 2.0 s, the same speed).
+//
 // libHalide14 calls partition_loops through its PLT, so this definition takes
 // its place (see HalideFixes.h) while a QueryTileStages is in scope, and
 // calls the library's own.
