@@ -175,6 +175,11 @@ struct AlgorithmFuncs {
   // Outputs (undefined when not requested).
   Halide::Func out = exactFunc("out"), weights = exactFunc("weights"), lse = exactFunc("lse");
   Halide::Func qkWeights = exactFunc("qk_weights"); // the score reduction for `weights`
+  /// What output `output` computes per vector of itself (scheduleOutput):
+  /// the weights' scores for `weights`, else nothing.
+  Halide::Func perVectorOf(const Halide::Func &output) const {
+    return weights.defined() && output.name() == weights.name() ? qkWeights : Halide::Func();
+  }
 
   /// NAME_backward (Backward.cpp): one pass (or two) over (query tile, key
   /// block) tiles and the chain rule after them. Undefined for NAME.

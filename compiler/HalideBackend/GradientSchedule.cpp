@@ -226,9 +226,7 @@ void scheduleGradients(AlgorithmFuncs &f, const AttentionConfig &config, const T
   }
   for (Func out : f.outputs)
     if (!(f.outIsProductTiles && out.name() == f.out.name()))
-      scheduleOutput(out, vec, f.weights.defined() && out.name() == f.weights.name()
-                                   ? f.qkWeights
-                                   : Func());
+      scheduleOutput(out, vec, f.perVectorOf(out));
   if (g.singlePass) {
     const int64_t *chunks = Internal::as_const_int(g.chunks);
     notes.push_back("backward: one pass (" +

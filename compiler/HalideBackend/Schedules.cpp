@@ -946,7 +946,7 @@ void scheduleTunedOutputs(AlgorithmFuncs &f, const TunedPlan &p) {
     bool cache = out.name() == f.kCache.name() || out.name() == f.vCache.name();
     bool tiled = (p.stateInOutTile || f.outIsProductTiles) && out.name() == f.out.name();
     if (!cache && !tiled)
-      scheduleOutput(out, vec, out.name() == f.weights.name() ? f.qkWeights : Func());
+      scheduleOutput(out, vec, f.perVectorOf(out));
   }
   if (!p.stateInOutTile)
     notes.push_back("outputs: innermost dimension vectorized, outer dimensions parallel");

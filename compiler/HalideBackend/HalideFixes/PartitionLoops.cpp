@@ -133,16 +133,18 @@ private:
     ScopedValue<bool> hideAll(inPartitionedProducer, true);
     return ProducerConsumer::make(op->name, true, mutate(partitioned));
   }
+  /// The loop with its body partitioned alone: the loop itself is not split.
+  Stmt bodyPartitionedAlone(const For *op) {
+    Stmt body = partition(mutate(op->body));
+    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+  }
   Stmt visit(const For *op) override {
-    if (!names.keyLoop.empty() && op->name == names.keyLoop) {
-      Stmt body = partition(mutate(op->body));
-      return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-    }
+    if (!names.keyLoop.empty() && op->name == names.keyLoop)
+      return bodyPartitionedAlone(op);
     if (!isTileLoop(op->name))
       return IRMutator::visit(op);
     ScopedBinding<> tile(movesWithTile, op->name);
-    Stmt body = partition(mutate(op->body));
-    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    return bodyPartitionedAlone(op);
   }
   Expr visit(const Load *op) override {
     Expr predicate = mutate(op->predicate);
