@@ -107,10 +107,11 @@ struct CompiledKernels {
 };
 
 /// Halide 14 lowers an atomic reduction it cannot vectorize to serial loops
-/// (it must prove the store's and the load's index equal, and fails for
-/// block_pv of causal tiles with a run-time seq_q): a pair loop of the bf16
-/// products left in the lowered code would run one bf16 product at a time.
-/// Returns the products to build again with instead, if so.
+/// (it must prove the store's and the load's index equal; it failed for
+/// block_pv of causal tiles with a run-time seq_q until
+/// HalideFixes/VectorizeAtomics.cpp): a pair loop of the bf16 products left
+/// in the lowered code would run one bf16 product at a time. Returns the
+/// products to build again with instead, if so (a second whole lowering).
 std::optional<Bf16Products> scalarBf16Fallback(const AlgorithmFuncs &funcs,
                                                const Halide::Module &module) {
   if (!funcs.bf16Products)

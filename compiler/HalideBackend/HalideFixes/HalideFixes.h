@@ -42,6 +42,7 @@ void anchorSolveExpression();
 void anchorSimplifyIfThenElse();
 void anchorPartitionLoops();
 void anchorSimplifyCorrelatedDifferences();
+void anchorVectorizeAtomics();
 } // namespace fixes
 
 /// Does nothing; referencing it links this folder's replacements.
@@ -50,5 +51,6 @@ inline void linkHalideFixes() {
   fixes::anchorSimplifyIfThenElse();
   fixes::anchorPartitionLoops();
   fixes::anchorSimplifyCorrelatedDifferences();
+  fixes::anchorVectorizeAtomics();
 }
 } // namespace attnc::halide_backend
