@@ -264,6 +264,13 @@ private:
              << "' embeds its own runtime and will not share a thread pool with other kernel "
                 "libraries\n";
     }
+    if (artifact != Artifact::SharedLibrary && options.backend.withRuntime &&
+        backend.runtimeObject.empty()) {
+      // The runtime built with attnc, merged in rather than compiled again;
+      // without it (a partial build) the runtime is compiled, as before.
+      std::string searched;
+      backend.runtimeObject = findHalideRuntimeObject(searched);
+    }
     ExitCode code = emit(artifact, configs);
     if (code != Success || !options.writeHeader)
       return code;

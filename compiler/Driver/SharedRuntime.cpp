@@ -2,8 +2,8 @@
 //
 // dladdr on a function of this file names the executable or shared library
 // that contains the compiler (bin/attnc, or lib/libattnrt.so for run-time
-// compilation); the runtime library is installed in the library folder of
-// the same prefix, and sits in lib/ of the build tree.
+// compilation); the runtime library and the runtime object are installed in
+// the library folder of the same prefix, and sit in lib/ of the build tree.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/SharedRuntime.h"
@@ -17,6 +17,9 @@
 
 #ifndef ATTNC_HALIDE_RUNTIME_FILE
 #define ATTNC_HALIDE_RUNTIME_FILE "libattnc_halide_runtime.so"
+#endif
+#ifndef ATTNC_HALIDE_RUNTIME_OBJECT_FILE
+#define ATTNC_HALIDE_RUNTIME_OBJECT_FILE "attnc_halide_runtime.o"
 #endif
 #ifndef ATTNC_INSTALL_LIBDIR
 #define ATTNC_INSTALL_LIBDIR "lib"
@@ -48,19 +51,15 @@ std::string moduleDirectory() {
 bool isFile(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
 } // namespace
 
-std::string findSharedHalideRuntime(std::string &searched) {
-  searched.clear();
-  if (const char *env = std::getenv("ATTNC_HALIDE_RUNTIME"); env && *env) {
-    searched = env;
-    return isFile(env) ? env : "";
-  }
+namespace {
+/// `file` beside the module holding this code, or in its ../lib folders.
+std::string findBesideCompiler(const std::string &file, std::string &searched) {
   std::string dir = moduleDirectory();
   if (dir.empty())
     return "";
-  std::vector<std::string> candidates = {
-      dir + "/" ATTNC_HALIDE_RUNTIME_FILE,
-      dir + "/../" ATTNC_INSTALL_LIBDIR "/" ATTNC_HALIDE_RUNTIME_FILE,
-      dir + "/../lib/" ATTNC_HALIDE_RUNTIME_FILE};
+  std::vector<std::string> candidates = {dir + "/" + file,
+                                         dir + "/../" ATTNC_INSTALL_LIBDIR "/" + file,
+                                         dir + "/../lib/" + file};
   for (const std::string &candidate : candidates) {
     searched += (searched.empty() ? "" : ", ") + candidate;
     if (isFile(candidate)) {
@@ -69,6 +68,21 @@ std::string findSharedHalideRuntime(std::string &searched) {
     }
   }
   return "";
+}
+} // namespace
+
+std::string findSharedHalideRuntime(std::string &searched) {
+  searched.clear();
+  if (const char *env = std::getenv("ATTNC_HALIDE_RUNTIME"); env && *env) {
+    searched = env;
+    return isFile(env) ? env : "";
+  }
+  return findBesideCompiler(ATTNC_HALIDE_RUNTIME_FILE, searched);
+}
+
+std::string findHalideRuntimeObject(std::string &searched) {
+  searched.clear();
+  return findBesideCompiler(ATTNC_HALIDE_RUNTIME_OBJECT_FILE, searched);
 }
 
 } // namespace attnc

@@ -19,4 +19,11 @@ namespace attnc {
 /// lists where it looked, for messages.
 std::string findSharedHalideRuntime(std::string &searched);
 
+/// The Halide runtime object built with attnc for the host's baseline target
+/// (`attnc --emit=runtime`, attnc_halide_runtime.o), in the same places as
+/// the shared library. `attnc -o k.o` (and `.a`) merges it into the kernel
+/// object instead of compiling the runtime again, half of a small kernel's
+/// compile time. Empty when none exists.
+std::string findHalideRuntimeObject(std::string &searched);
+
 } // namespace attnc

@@ -185,6 +185,11 @@ struct EmitOptions {
   /// library of a process shares one runtime and thread pool. Empty: embed
   /// (when withRuntime).
   std::string sharedRuntime;
+  /// For objects and static libraries: attnc's prebuilt Halide runtime object
+  /// (a path) for the host's baseline target, merged in when the target's
+  /// baseline is that one instead of compiling the runtime again (0.5 s).
+  /// Empty, or another baseline: compile it (when withRuntime).
+  std::string runtimeObject;
   /// Form bf16 Q.K^T and P.V products with AVX-512 BF16's vdpbf16ps where the
   /// target has it (AlgorithmFuncs::bf16Products). Unset: bf16ProductsByDefault.
   std::optional<bool> bf16Products;

@@ -263,6 +263,20 @@ std::string objectCode(llvm::Module &module) {
   return std::string(buffer.data(), buffer.size());
 }
 
+/// Whether an object or static library takes attnc's prebuilt runtime object
+/// (EmitOptions::runtimeObject) instead of compiling the runtime: when it is
+/// for the target's baseline (the same features beside the ISA: not
+/// `profile` or `debug`), and, for an object, a C compiler can merge it.
+bool prebuiltRuntimeFits(const EmitOptions &options, Artifact artifact) {
+  if (options.runtimeObject.empty() ||
+      (artifact != Artifact::Object && artifact != Artifact::StaticLibrary))
+    return false;
+  Target baseline = baselineOf(parseTargets(options.target, true)[0]);
+  if (baseline != baselineOf(parseTargets("host", true)[0]))
+    return false;
+  return artifact == Artifact::StaticLibrary || hasCCompiler();
+}
+
 void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &options,
           Artifact artifact, const std::string &path) {
   if (path.empty())
@@ -273,8 +287,9 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   linkHalideFixes();
   // A shared library linked against the shared runtime carries none itself.
   bool linkSharedRuntime = artifact == Artifact::SharedLibrary && !options.sharedRuntime.empty();
+  bool mergeRuntime = options.withRuntime && prebuiltRuntimeFits(options, artifact);
   std::vector<Target> targets =
-      parseTargets(options.target, options.withRuntime && !linkSharedRuntime);
+      parseTargets(options.target, options.withRuntime && !linkSharedRuntime && !mergeRuntime);
   // The printed stages (Halide, statement) show the first target's kernel.
   Target target = targets[0];
 
@@ -345,15 +360,37 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     writeOutput(path, std::string(buffer.data(), buffer.size()));
     return;
   }
-  case Artifact::Object:
-    writeOutput(path, objectCode(*module));
+  case Artifact::Object: {
+    if (!mergeRuntime) {
+      writeOutput(path, objectCode(*module));
+      return;
+    }
+    TempFile object(".o");
+    writeOutput(object.path(), objectCode(*module));
+    StageTimer timer("link");
+    runCCompiler({"-r", "-nostdlib", "-o", path, object.path(), options.runtimeObject},
+                 "merge the Halide runtime into '" + path + "'");
     return;
+  }
   case Artifact::StaticLibrary: {
     TempFile object(".o");
     writeOutput(object.path(), objectCode(*module));
     std::remove(path.c_str()); // create_static_library appends otherwise
     StageTimer timer("link");
-    create_static_library({object.path()}, target, path);
+    std::vector<std::string> members = {object.path()};
+    // Halide takes the members from one folder: the runtime is copied there.
+    TempFile runtime(".o");
+    if (mergeRuntime) {
+      std::ifstream in(options.runtimeObject, std::ios::binary);
+      std::ostringstream bytes;
+      bytes << in.rdbuf();
+      if (!in)
+        throw EnvironmentError("cannot read the Halide runtime object '" + options.runtimeObject +
+                               "'");
+      writeOutput(runtime.path(), bytes.str());
+      members.push_back(runtime.path());
+    }
+    create_static_library(members, target, path);
     return;
   }
   case Artifact::SharedLibrary: {

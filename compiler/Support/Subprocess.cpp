@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -37,14 +38,41 @@ std::vector<std::string> splitBlanks(const std::string &text) {
   return words;
 }
 
-} // namespace
-
-void runCCompiler(const std::vector<std::string> &args, const std::string &what) {
+/// $CC split at blanks, else `cc`; `fromEnv` tells which.
+std::vector<std::string> cCompilerCommand(bool &fromEnv) {
   const char *env = std::getenv("CC");
   std::vector<std::string> argv = splitBlanks(env ? env : "");
-  bool fromEnv = !argv.empty();
+  fromEnv = !argv.empty();
   if (!fromEnv)
     argv = {"cc"};
+  return argv;
+}
+
+} // namespace
+
+bool hasCCompiler() {
+  bool fromEnv;
+  std::string program = cCompilerCommand(fromEnv)[0];
+  if (program.find('/') != std::string::npos)
+    return access(program.c_str(), X_OK) == 0;
+  const char *path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos)
+      end = dirs.size();
+    std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (access((dir + "/" + program).c_str(), X_OK) == 0)
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+void runCCompiler(const std::vector<std::string> &args, const std::string &what) {
+  bool fromEnv;
+  std::vector<std::string> argv = cCompilerCommand(fromEnv);
   argv.insert(argv.end(), args.begin(), args.end());
   std::string name = "the C compiler '" + argv[0] + "'" + (fromEnv ? " (CC)" : "");
 
