@@ -49,9 +49,7 @@ std::string moduleDirectory() {
 }
 
 bool isFile(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
-} // namespace
 
-namespace {
 /// `file` beside the module holding this code, or in its ../lib folders.
 std::string findBesideCompiler(const std::string &file, std::string &searched) {
   std::string dir = moduleDirectory();
