@@ -425,3 +425,25 @@ def test_weights_of_a_score_whose_condition_reads_rows_and_keys():
         p /= p.sum(-1, keepdims=True)
         assert np.abs(weights - p).max() <= 1e-5, (B, Lq, Lk)
         assert np.abs(out - p @ V).max() <= 1e-4 * max(1.0, np.abs(v).max()), (B, Lq, Lk)
+
+
+def test_weights_of_fewer_fixed_rows_than_a_block():
+    # The weights' scores are computed in blocks of 4 rows (Schedules.cpp
+    # scheduleWeights); a fixed seq_q of 1 or 3 takes blocks of that many
+    # rows, and 5 a last partial block, under a causal mask with GQA.
+    rng = np.random.default_rng(8)
+    Lk = 37
+    for Lq in (1, 3, 5):
+        lib = attnc.compile(f"kernel k {{ heads = 4; kv_heads = 2; head_dim = 16; seq_q = {Lq}; "
+                            "mask = causal; outputs = out, weights }")
+        q = rng.standard_normal((2, 4, Lq, 16)).astype(np.float32)
+        k, v = (rng.standard_normal((2, 2, Lk, 16)).astype(np.float32) for _ in range(2))
+        out, weights = lib.k(q=q, k=k, v=v)
+        K, V = (np.repeat(a, 2, axis=1).astype(np.float64) for a in (k, v))
+        s = q.astype(np.float64) @ K.transpose(0, 1, 3, 2) / 4.0
+        i, j = np.arange(Lq)[:, None] + Lk - Lq, np.arange(Lk)[None, :]
+        s = np.where(j <= i, s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        assert np.abs(weights - p).max() <= 1e-6, Lq
+        assert np.abs(out - p @ V).max() <= 1e-5, Lq
