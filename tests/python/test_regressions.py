@@ -447,3 +447,31 @@ def test_weights_of_fewer_fixed_rows_than_a_block():
         p /= p.sum(-1, keepdims=True)
         assert np.abs(weights - p).max() <= 1e-6, Lq
         assert np.abs(out - p @ V).max() <= 1e-5, Lq
+
+
+def test_weights_of_cosine_general_and_window_scores_in_bands():
+    # The weights' score blocks read a key-major copy of the keys each score
+    # form reads (k_unit for cosine, k_in otherwise), and a window trims each
+    # band's first keys; odd run-time sizes, GQA.
+    rng = np.random.default_rng(9)
+    B, H, G, D, Lq, Lk = 2, 4, 2, 8, 19, 41
+    q = rng.standard_normal((B, H, Lq, D)).astype(np.float32)
+    k, v = (rng.standard_normal((B, G, Lk, D)).astype(np.float32) for _ in range(2))
+    w = (rng.standard_normal((D, D)) / 3).astype(np.float32)
+    Q, K, V = q.astype(np.float64), np.repeat(k, 2, 1).astype(np.float64), np.repeat(v, 2, 1).astype(np.float64)
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)
+    i, j = np.arange(Lq)[:, None] + Lk - Lq, np.arange(Lk)[None, :]
+    cases = {
+        "score = cosine; scale = 4": (4 * unit(Q) @ unit(K).transpose(0, 1, 3, 2), {}),
+        "score = general": (Q @ w.astype(np.float64) @ K.transpose(0, 1, 3, 2), {"score_w": w}),
+        "mask = causal & window(7)": (np.where((j <= i) & (j > i - 7),
+                                               Q @ K.transpose(0, 1, 3, 2) / np.sqrt(D), -np.inf), {}),
+    }
+    for body, (s, extra) in cases.items():
+        lib = attnc.compile(f"kernel k {{ heads = {H}; kv_heads = {G}; head_dim = {D}; {body}; "
+                            "outputs = out, weights }")
+        out, weights = lib.k(q=q, k=k, v=v, **extra)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        assert np.abs(weights - p).max() <= 1e-6, body
+        assert np.abs(out - p @ V).max() <= 1e-5, body
