@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -379,16 +380,16 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
     StageTimer timer("link");
     std::vector<std::string> members = {object.path()};
     // Halide takes the members from one folder: the runtime is copied there.
-    TempFile runtime(".o");
+    std::optional<TempFile> runtime;
     if (mergeRuntime) {
-      std::ifstream in(options.runtimeObject, std::ios::binary);
-      std::ostringstream bytes;
-      bytes << in.rdbuf();
-      if (!in)
-        throw EnvironmentError("cannot read the Halide runtime object '" + options.runtimeObject +
-                               "'");
-      writeOutput(runtime.path(), bytes.str());
-      members.push_back(runtime.path());
+      runtime.emplace(".o");
+      std::error_code error;
+      std::filesystem::copy_file(options.runtimeObject, runtime->path(),
+                                 std::filesystem::copy_options::overwrite_existing, error);
+      if (error)
+        throw EnvironmentError("cannot copy the Halide runtime object '" + options.runtimeObject +
+                               "' to '" + runtime->path() + "': " + error.message());
+      members.push_back(runtime->path());
     }
     create_static_library(members, target, path);
     return;
