@@ -79,11 +79,19 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
 /// The passes' sums: `d` in 2 vectors, `row` (a key or a query row) in
 /// `rows` unrolled, the tile's reduction `x` inside, then the tile loop `y`,
 /// then the task's three pure variables fused into one parallel loop.
+/// The zeros are stored by the same parallel tasks: a serial loop nest of
+/// constant extents was unrolled whole by LLVM, and with a width of 16k + 1
+/// (a masked store per row) LLVM 14's instruction selection never finished
+/// on that block (value_dim = 17, 512 rows: BUG-12, lit codegen-deadline).
 void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int rows, int vec) {
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = sum.args()[0];
-  sum.compute_root().vectorize(d, vec, guard).parallel(task.back());
   Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
+  sum.compute_root()
+      .vectorize(d, vec, guard)
+      .fuse(task[0], task[1], t1)
+      .fuse(t1, task[2], t2)
+      .parallel(t2);
   sum.update() // (vectors first, then pairs of them: see scheduleTiles)
       .split(d, dW, dV, vec, guard)
       .split(dW, dO, dM, 2, guard)

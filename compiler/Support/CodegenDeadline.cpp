@@ -36,9 +36,10 @@ CodegenDeadline::CodegenDeadline(const char *what) {
     removeTempFilesNow();
     std::fflush(stdout);
     std::fprintf(stderr,
-                 "attnc: internal error: LLVM's %s did not finish in %.0f s (LLVM 14 loops "
-                 "forever on a few kernels); this is a bug of attnc: please report it with the "
-                 ".attn file and --target; another --target may compile it\n",
+                 "attnc: internal error: LLVM's %s did not finish in %g s (LLVM 14's "
+                 "instruction selection can run for hours on a very large block); this is a bug "
+                 "of attnc: please report it with the .attn file and --target; another --target "
+                 "may compile it\n",
                  what, limit);
     std::fflush(stderr);
     _exit(3);

@@ -1,7 +1,8 @@
 //===- CodegenDeadline.h - LLVM code generation that never ends -*- C++ -*-===//
 //
-// LLVM 14's instruction selection loops forever on a few inputs (a DAG
-// combine that undoes itself; docs/status.md names the one kernel known).
+// LLVM 14's instruction selection can run for hours on a very large basic
+// block (its DAG combiner's store chains are superlinear: one backward
+// kernel's 1024 unrolled stores never finished, docs/status.md, BUG-12).
 // Nothing can interrupt it, so a process of attnc's own (the attnc program,
 // a run-time compile's child process) ends itself with an internal error
 // once code generation has run past its limit, instead of hanging its

@@ -1674,18 +1674,15 @@ def check_backward(K, S, lib, kwargs, outs, ref, nrng, expected, half):
 
 
 def known_bugs(K, trials=()):
-    """The signatures of open bugs that kernel K matches (BUG-12 open). BUG-4, GQA
+    """The signatures of open bugs that kernel K matches (none open). BUG-4, GQA
     groups of 3 under causal with a fixed seq_q, and BUG-9, a simplifier crash, were
     Halide 14 bugs that attnc now corrects (compiler/HalideBackend/HalideFixes);
     BUG-10, a cache with in-place projections and a fixed seq_q that did not
-    compile, is test_cache_projected.py::test_projected_cache_with_a_fixed_seq_q."""
+    compile, is test_cache_projected.py::test_projected_cache_with_a_fixed_seq_q;
+    BUG-12, a backward whose compile did not end (GQA, output projection,
+    value_dim 16k+1), is test_regressions.py::
+    test_backward_of_a_gqa_projection_layer_of_seventeen_values_compiles."""
     bugs = []
-    if (K["backward"] and K["project"] in ("qkv_out", "self_qkv_out") and K["H"] != K["G"]
-            and K["Dv"] % 16 == 1 and isinstance(K["seq_q"], int)):
-        # BUG-12: LLVM 14's instruction selection loops forever for AVX-512 (seed
-        # 261399672752256; lit Driver/codegen-deadline.attn): attnc ends it after
-        # ATTNC_CODEGEN_TIMEOUT seconds with an internal error.
-        bugs.append("BUG-12 backward + GQA + output projection + value_dim 16k+1: LLVM hang")
     return bugs
 
 

@@ -387,6 +387,20 @@ def test_cosine_query_gradient_of_seventeen_fixed_rows():
     assert tester.run_kernel(K, source, trials, 52570164235637)[0] == "ok"
 
 
+def test_backward_of_a_gqa_projection_layer_of_seventeen_values_compiles():
+    # Seed 261399672752256 (BUG-12, 2026-11-27): the backward of a GQA layer with
+    # an output projection and value_dim = 17 at fixed sizes never finished
+    # compiling for AVX-512. The zeros of its P.V sums (o_rows, 2 x 8 x 32 rows
+    # of 17 values) were stored by a serial loop nest that LLVM unrolled into
+    # one block of 512 stores and 512 one-lane masked stores, and LLVM 14's
+    # instruction selection ran for hours on it. They are stored by the sums'
+    # parallel tasks now. Checked against the tester's float64 reference.
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(261399672752256)
+    assert "value_dim = 17" in source and "project = qkv_out" in source
+    assert tester.run_kernel(K, source, trials, 261399672752256)[0] == "ok"
+
+
 def test_sixteen_bit_gradients_where_exact_ones_cancel():
     # 16-bit `out` (2026-11-27): the backward took D_i = dO . O from the
     # caller's rounded `out`, off by up to 2^-9 of |dO| |O| (bf16); gradients
