@@ -77,6 +77,12 @@ struct AlgorithmFuncs {
   /// Rotary embeddings (undefined without): the float64 frequencies (c), the
   /// Tuple(cos, sin) table (c, p); q_in and k_in are then the turned rows.
   Halide::Func ropeInvFreq, ropeTable;
+  /// A custom bias that reads the query and key positions only as j - i
+  /// (T5's buckets): its values per (j - i, h, b), once per call
+  /// (ScoreFunctions.cpp relativeBias); undefined for other biases.
+  /// `biasTableChecked`: whether the bias was examined already.
+  Halide::Func biasTable = exactFunc("bias_table");
+  bool biasTableChecked = false;
   /// Queries as the dot product reads them: scaled (scaleOnQuery), multiplied
   /// by W (general score); (d, i, h, b).
   Halide::Func qs = exactFunc("q_scaled");

@@ -299,11 +299,23 @@ void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
   }
 }
 
+/// A relative bias's table (ScoreFunctions.cpp customBias): once per call,
+/// along j - i in whole vectors (it reads only clamped inputs, and a guarded
+/// last vector of one value miscompiles in Halide 14), heads in parallel.
+void scheduleBiasTable(AlgorithmFuncs &f, int vec) {
+  if (!f.biasTable.defined())
+    return;
+  std::vector<Var> t = f.biasTable.args(); // (delta, h, b)
+  f.biasTable.compute_root().vectorize(t[0], vec, TailStrategy::RoundUp).parallel(t[1]);
+  f.scheduleNotes.push_back("bias_table: compute_root, the bias per (j - i, h, b) once per call");
+}
+
 /// Root-level precomputations: projections as register-blocked matrix
 /// products; the rest vectorized over the innermost dimension and parallel
 /// over the outermost.
 void schedulePrecomputed(AlgorithmFuncs &f, int vec) {
   scheduleSequenceTables(f);
+  scheduleBiasTable(f, vec);
   scheduleCacheWrites(f, vec);
   scheduleWeightTransposes(f, vec);
   bool outProjected = false;
@@ -1048,6 +1060,7 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
 
 void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Target &target) {
   scheduleSequenceTables(f);
+  scheduleBiasTable(f, target.natural_vector_size<float>());
   scheduleCacheWrites(f, target.natural_vector_size<float>());
   for (Func p : f.precomputed)
     p.compute_root();
