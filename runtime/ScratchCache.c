@@ -5,15 +5,19 @@
  * partial sums) are allocated and freed on every call. glibc hands blocks
  * that large back to the kernel (munmap, or trimming the heap's top), so the
  * next call faults every page in again: 6,650 page faults and ~10% of a
- * packed prefill's time. Freed blocks of 64 KiB or more are kept instead, up
- * to kSlots of them and kMaxKept bytes in all, and a request reuses the
+ * packed prefill's time. Freed blocks of 16 KiB or more are kept instead, up
+ * to kSlots of them and kMaxKept bytes in all (a larger block takes the slot
+ * of the smallest kept one when all are full), and a request reuses the
  * smallest kept block that holds it without wasting more than its own size.
  * Smaller blocks go straight to malloc and free.
  *
- * Why 64 KiB: glibc maps blocks from 128 KiB up on their own, and a decode's
- * partial softmax states are four such blocks (128 KiB each for H=32, D=128,
- * 8 key chunks). Faulted in on every call they took three quarters of a
- * decode over 2048 keys (1.31 ms, 0.33 ms kept) and 10% over 32768.
+ * Why 16 KiB: a decode's partial softmax states are four blocks of 128 KiB
+ * (H=32, D=128, 8 key chunks), which glibc maps and unmaps on its own; faulted
+ * in on every call they took three quarters of a decode over 2048 keys (1.31
+ * ms, 0.33 ms kept). A prefill task with head_dim 256 allocates its query
+ * tile's state as four blocks of 32 KiB, which glibc takes from the heap top
+ * and trims again after each task: 40% of the kernel's time went to page
+ * faults (N=1024, H=8, causal: 190 ms, 85 ms kept).
  *
  *===----------------------------------------------------------------------===*/
 #include <HalideRuntime.h>
@@ -22,8 +26,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { kSlots = 16 };
-static const size_t kMinKept = (size_t)64 << 10;
+enum { kSlots = 32 };
+static const size_t kMinKept = (size_t)16 << 10;
 static const size_t kMaxKept = (size_t)512 << 20;
 /* Halide's own allocator aligns to 128 bytes on x86; so do we. */
 static const size_t kAlign = 128;
@@ -64,18 +68,33 @@ static void *take(size_t size) {
   return found.base ? aligned(found.base, found.size) : 0;
 }
 
+/* Keeps `block` in a free slot, or in the slot of the smallest kept block
+ * if that one is smaller (then freed here); 0 if it is not kept. */
 static int keep(struct Header block) {
-  int done = 0;
+  int slot = -1, smallest = -1;
+  struct Header evicted = {0, 0};
   pthread_mutex_lock(&lock);
-  if (keptBytes + block.size <= kMaxKept)
-    for (int s = 0; s < kSlots && !done; ++s)
-      if (!kept[s].base) {
-        kept[s] = block;
-        keptBytes += block.size;
-        done = 1;
-      }
+  for (int s = 0; s < kSlots && slot < 0; ++s) {
+    if (!kept[s].base)
+      slot = s;
+    else if (smallest < 0 || kept[s].size < kept[smallest].size)
+      smallest = s;
+  }
+  if (slot < 0 && smallest >= 0 && kept[smallest].size < block.size) {
+    evicted = kept[smallest];
+    keptBytes -= evicted.size;
+    kept[smallest].base = 0;
+    slot = smallest;
+  }
+  if (slot >= 0 && keptBytes + block.size <= kMaxKept) {
+    kept[slot] = block;
+    keptBytes += block.size;
+  } else {
+    slot = -1;
+  }
   pthread_mutex_unlock(&lock);
-  return done;
+  free(evicted.base);
+  return slot >= 0;
 }
 
 static void *scratchMalloc(void *user_context, size_t size) {

@@ -41,12 +41,15 @@ def test_backward_with_a_scalar_input_compiles_and_runs():
     assert all(np.isfinite(g).all() for g in grads) and float(grads[-1]) == 0.0
 
 
-def _softmax_attention(q, k, v, heads_per_group):
+def _softmax_attention(q, k, v, heads_per_group, causal=False):
     """float64 softmax(q k^T / sqrt(D)) v over (B, H, L, D) arrays, K/V heads shared by
-    groups of `heads_per_group` query heads."""
+    groups of `heads_per_group` query heads; `causal`: keys j <= i + Lk - Lq only."""
     k = np.repeat(k.astype(np.float64), heads_per_group, axis=1)
     v = np.repeat(v.astype(np.float64), heads_per_group, axis=1)
     s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(q.shape[-1])
+    if causal:
+        lq, lk = s.shape[-2:]
+        s = np.where(np.arange(lk)[None, :] <= np.arange(lq)[:, None] + lk - lq, s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     return (p / p.sum(-1, keepdims=True)) @ v
 
@@ -67,6 +70,28 @@ def test_value_rows_whose_last_vector_holds_one_value():
         out = lib.k(q=q, k=k, v=v)
         ref = _softmax_attention(q, k, v, heads // kv_heads)
         assert np.abs(out - ref).max() <= 1e-5, (dv, heads, kv_heads, lq, lk)
+
+
+def test_value_rows_wider_than_eight_vectors_in_chunks():
+    # P.V of rows wider than 8 vectors (head_dim 256, Gemma's) runs in chunks
+    # of 4 vectors for 4 rows at a time (Schedules.cpp scheduleTuned; it was
+    # one whole row at a time, 1.6x slower); chunks of 4, 4 and 1 vectors (a
+    # last vector of one value) and rows of run-time and fixed size, causal
+    # and not, against float64.
+    rng = np.random.default_rng(3)
+    for d, dv, heads, kv_heads, lq, lk, extra in (
+            (256, 256, 2, 1, 70, 70, "mask = causal"),
+            (64, 129, 2, 2, 37, 50, ""),
+            (32, 192, 4, 2, 33, 33, "seq_q = 33; seq_k = 33; mask = causal"),
+            (16, 257, 1, 1, 40, 17, "")):
+        lib = attnc.compile("kernel k { head_dim = %d; value_dim = %d; heads = %d; "
+                            "kv_heads = %d; %s }" % (d, dv, heads, kv_heads, extra))
+        q = rng.standard_normal((1, heads, lq, d)).astype(np.float32)
+        k = rng.standard_normal((1, kv_heads, lk, d)).astype(np.float32)
+        v = rng.standard_normal((1, kv_heads, lk, dv)).astype(np.float32)
+        out = lib.k(q=q, k=k, v=v)
+        ref = _softmax_attention(q, k, v, heads // kv_heads, causal="causal" in extra)
+        assert np.abs(out - ref).max() <= 1e-5, (d, dv, heads, kv_heads, lq, lk)
 
 
 def _rope(x, dims, style, base=10000.0):

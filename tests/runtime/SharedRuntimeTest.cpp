@@ -174,7 +174,7 @@ TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
                      "dimension 1\n");
 }
 
-// Kernel buffers of 64 KiB or more are kept for the next call
+// Kernel buffers of 16 KiB or more are kept for the next call
 // (runtime/ScratchCache.c) rather than faulted in again page by page: a
 // freed block serves the next request it holds, a block in use is never
 // handed out twice, a request more than twice a kept block's size gets its
@@ -216,6 +216,29 @@ TEST_F(SharedRuntime, LargeBuffersAreKeptForTheNextCall) {
   EXPECT_EQ(again4, states);
   for (char *state : again4)
     release(nullptr, state);
+  // A head_dim 256 prefill task's softmax state, four blocks of 32 KiB, too.
+  std::vector<char *> tile, tileAgain;
+  for (int s = 0; s < 4; ++s)
+    tile.push_back(static_cast<char *>(allocate(nullptr, 32 << 10)));
+  for (char *state : tile)
+    release(nullptr, state);
+  for (int s = 0; s < 4; ++s)
+    tileAgain.push_back(static_cast<char *>(allocate(nullptr, 32 << 10)));
+  std::sort(tile.begin(), tile.end());
+  std::sort(tileAgain.begin(), tileAgain.end());
+  EXPECT_EQ(tileAgain, tile);
+  for (char *state : tileAgain)
+    release(nullptr, state);
+  // With every slot holding a small block, a large one takes a small one's slot.
+  std::vector<char *> smalls;
+  for (int s = 0; s < 40; ++s)
+    smalls.push_back(static_cast<char *>(allocate(nullptr, 20 << 10)));
+  char *big = static_cast<char *>(allocate(nullptr, 5 << 20)); // (no kept block fits it)
+  for (char *b : smalls)
+    release(nullptr, b);
+  release(nullptr, big);
+  EXPECT_EQ(allocate(nullptr, 5 << 20), big);
+  release(nullptr, big);
   char *small = static_cast<char *>(allocate(nullptr, 1000));
   ASSERT_NE(small, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 128, 0u);
