@@ -138,6 +138,15 @@ static std::vector<Config> buildConfigs() {
   equal.label = "MHA H=8 D=64 N=2922 causal, dynamic sizes (packed8's work)";
   all.push_back(equal);
 
+  // The head_dim most models use: a Llama-3-8B layer's prefill (GQA, causal).
+  Config llama = sdpa(2048, true, false);
+  llama.H = 32;
+  llama.G = 8;
+  llama.D = llama.Dv = 128;
+  llama.id = llama.kernel = "gqa_d128_n2048_causal";
+  llama.label = "GQA H=32 G=8 D=128 N=2048 causal (Llama-3 8B prefill)";
+  all.push_back(llama);
+
   // The portable object (docs/targets.md) against the host one, same kernel:
   // dispatch happens once per call, so they should run alike.
   for (int64_t n : {512, 2048}) {

@@ -528,7 +528,12 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
   // dominated by thread wake-ups and passes over root buffers otherwise).
   // (Packed batches' out is tokens (d, h, i): the same tiles of rows, no b.)
   const bool packedOut = config.kernel.packed && f.out.dimensions() == 3;
-  p.stateInOutTile = f.splits == 1 && f.groupP == 1 &&
+  // GQA (P query heads per row group): out's tiles are then TQ / P queries
+  // of P heads, the rows r = i * P + h % P of one state tile.
+  const bool groupTiles = f.groupP > 1 && f.out.dimensions() == 4 && !f.attnTiledByState &&
+                          !config.kernel.packed && config.kernel.layout != Layout::BSHD &&
+                          TQ % f.groupP == 0;
+  p.stateInOutTile = f.splits == 1 && (f.groupP == 1 || groupTiles) &&
                      f.outputs.size() - f.caches.size() == 1 &&
                      (f.out.dimensions() == 4 || packedOut || f.attnTiledByState);
   if (p.stateInOutTile) {
@@ -537,17 +542,19 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     Func tiles = f.attnTiledByState ? f.attn : f.out;
     if (f.attnTiledByState)
       tiles.compute_root();
-    Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask");
-    tiles.split(i, oi, oii, TQ, TailStrategy::GuardWithIf);
+    Var oi("oi"), oii("oii"), ot("ot"), oTask("oTask"), hb("hb"), hp("hp");
+    tiles.split(i, oi, oii, TQ / f.groupP, TailStrategy::GuardWithIf);
     if (packedOut)
       tiles.reorder(d, oii, oi, h);
+    else if (f.groupP > 1)
+      tiles.split(h, hb, hp, f.groupP, TailStrategy::GuardWithIf).reorder(d, hp, oii, oi, hb, b);
     else
       tiles.reorder(d, oii, oi, h, b);
     // (Its last vector shifts inwards where it would hold one value: see
     // pureTail; a guarded one wrote value_dim 33's rows 15 floats long.)
     int values = f.attnTiledByState ? constantOf(f.Dv, 0) : fixedInnerExtent(f.out);
     tiles.vectorize(d, vec, pureTail(values, vec))
-        .fuse(oi, h, ot); // tiles of one head next to each other: both threads share its K/V
+        .fuse(oi, f.groupP > 1 ? hb : h, ot); // one head's tiles next to each other: both threads share its K/V
     if (packedOut)
       tiles.rename(ot, oTask);
     else
@@ -1031,11 +1038,13 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   p.Dv = constantOf(f.Dv, 64);
   p.dVectors = (p.Dv + p.vec - 1) / p.vec;
   const int accumulators = p.vec >= 16 ? 16 : 8; // of 32 zmm / 16 ymm registers
-  // Rows of up to 8 vectors in registers at once, for as many rows as fit.
-  // Wider rows (head_dim 256: Gemma) in chunks of 4 vectors for 4 rows: one
-  // row's 16 vectors at a time re-read the 64 KiB V block from L2 for every
-  // row, and ran 1.6-2.5x slower (N=1024, H=8, causal, one thread).
-  p.pvChunk = std::min(p.dVectors, accumulators == 16 && p.dVectors <= 8 ? 8 : 4);
+  // P.V in chunks of 4 vectors of the value row, for as many rows as
+  // registers hold (4 on AVX-512): per key 4 V loads and 4 broadcasts feed 16
+  // FMAs, and a chunk's V block stays in L1. Whole rows of up to 16 vectors
+  // for fewer rows (2 rows of 8 at head_dim 128, 1 row of 16 at 256, which
+  // re-read the 64 KiB V block from L2 for every row) ran 1.2x (128, dense)
+  // and 1.6x (256) slower on Zen 5; causal and bf16 kernels the same.
+  p.pvChunk = std::min(p.dVectors, 4);
   // Decode tiles (fewer rows than a vector) stream each V row once per row:
   // the whole row of values in registers beats re-reading the block per
   // chunk of it, even where 16 accumulators spill one register on AVX2.
