@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -203,32 +204,30 @@ TEST_F(SharedRuntime, LargeBuffersAreKeptForTheNextCall) {
   EXPECT_NE(larger, block);
   EXPECT_NE(larger, second);
   release(nullptr, larger);
-  // A decode's partial states, four blocks of 128 KiB, come back as they were.
-  std::vector<char *> states, again4;
-  for (int s = 0; s < 4; ++s)
-    states.push_back(static_cast<char *>(allocate(nullptr, 128 << 10)));
-  for (char *state : states)
-    release(nullptr, state);
-  for (int s = 0; s < 4; ++s)
-    again4.push_back(static_cast<char *>(allocate(nullptr, 128 << 10)));
-  std::sort(states.begin(), states.end());
-  std::sort(again4.begin(), again4.end());
-  EXPECT_EQ(again4, states);
-  for (char *state : again4)
-    release(nullptr, state);
-  // A head_dim 256 prefill task's softmax state, four blocks of 32 KiB, too.
-  std::vector<char *> tile, tileAgain;
-  for (int s = 0; s < 4; ++s)
-    tile.push_back(static_cast<char *>(allocate(nullptr, 32 << 10)));
-  for (char *state : tile)
-    release(nullptr, state);
-  for (int s = 0; s < 4; ++s)
-    tileAgain.push_back(static_cast<char *>(allocate(nullptr, 32 << 10)));
-  std::sort(tile.begin(), tile.end());
-  std::sort(tileAgain.begin(), tileAgain.end());
-  EXPECT_EQ(tileAgain, tile);
-  for (char *state : tileAgain)
-    release(nullptr, state);
+  // Four blocks freed together come back as they were: a decode's partial
+  // states (128 KiB each) and a head_dim 256 prefill task's state (32 KiB).
+  // (Plain mallocs in between would take blocks that went back to malloc.)
+  auto fourComeBack = [&](size_t bytes) {
+    std::vector<char *> first, again;
+    std::vector<void *> others;
+    for (int s = 0; s < 4; ++s)
+      first.push_back(static_cast<char *>(allocate(nullptr, bytes)));
+    for (char *b : first)
+      release(nullptr, b);
+    for (int s = 0; s < 4; ++s)
+      others.push_back(malloc(bytes + 256));
+    for (int s = 0; s < 4; ++s)
+      again.push_back(static_cast<char *>(allocate(nullptr, bytes)));
+    for (char *b : again)
+      release(nullptr, b);
+    for (void *o : others)
+      free(o);
+    std::sort(first.begin(), first.end());
+    std::sort(again.begin(), again.end());
+    return first == again;
+  };
+  EXPECT_TRUE(fourComeBack(128 << 10));
+  EXPECT_TRUE(fourComeBack(32 << 10));
   // With every slot holding a small block, a large one takes a small one's slot.
   std::vector<char *> smalls;
   for (int s = 0; s < 40; ++s)
