@@ -129,11 +129,12 @@ const ScoreBuilder &builderFor(const AttentionConfig &config) {
 
 /// The custom bias at env's (query, key) pair. A bias that reads the two
 /// positions only as their difference (T5's relative buckets: a log2, a float
-/// and an int conversion and four selects per pair, 1.7x the time of the
+/// and an int conversion and four selects per pair, 1.9x the time of the
 /// attention without them) is read from f.biasTable: its values per
 /// (j - i, h, b), computed once per call for the differences the kernel's tiles
-/// need, the same expression at i = 0. The test is symbolic: the bias built at
-/// i = x, j = x + delta simplifies to an expression free of x. Caches and packed
+/// need. The test is symbolic: the bias built at i = x, j = x + delta
+/// simplifies to an expression free of x, which defines the table (the same
+/// operations, so the same bits). Caches and packed
 /// batches, whose positions are per sequence, keep the expression per pair.
 Expr customBias(AlgorithmFuncs &f, const AttentionConfig &config, const ExprEnv &env) {
   const KernelDesc &spec = config.kernel;
