@@ -15,9 +15,10 @@
  * (H=32, D=128, 8 key chunks), which glibc maps and unmaps on its own; faulted
  * in on every call they took three quarters of a decode over 2048 keys (1.31
  * ms, 0.33 ms kept). A prefill task with head_dim 256 allocates its query
- * tile's state as four blocks of 32 KiB, which glibc takes from the heap top
- * and trims again after each task: 40% of the kernel's time went to page
- * faults (N=1024, H=8, causal: 190 ms, 85 ms kept).
+ * tile's state as four blocks of 32 KiB, which glibc (on the calling thread)
+ * takes from the heap top and trims again after each task: page faults took
+ * 40% of the kernel's time on one thread (N=1024, H=8, causal: 85-110 ms,
+ * 63 ms kept).
  *
  *===----------------------------------------------------------------------===*/
 #include <HalideRuntime.h>
@@ -69,7 +70,8 @@ static void *take(size_t size) {
 }
 
 /* Keeps `block` in a free slot, or in the slot of the smallest kept block
- * if that one is smaller (then freed here); 0 if it is not kept. */
+ * if that one is smaller (then freed here), within kMaxKept bytes; 0 if it
+ * is not kept (and nothing was evicted). */
 static int keep(struct Header block) {
   int slot = -1, smallest = -1;
   struct Header evicted = {0, 0};
@@ -80,17 +82,16 @@ static int keep(struct Header block) {
     else if (smallest < 0 || kept[s].size < kept[smallest].size)
       smallest = s;
   }
-  if (slot < 0 && smallest >= 0 && kept[smallest].size < block.size) {
+  if (slot < 0 && smallest >= 0 && kept[smallest].size < block.size)
     evicted = kept[smallest];
-    keptBytes -= evicted.size;
-    kept[smallest].base = 0;
-    slot = smallest;
-  }
-  if (slot >= 0 && keptBytes + block.size <= kMaxKept) {
+  if ((slot >= 0 || evicted.base) && keptBytes - evicted.size + block.size <= kMaxKept) {
+    if (evicted.base)
+      slot = smallest;
+    keptBytes += block.size - evicted.size;
     kept[slot] = block;
-    keptBytes += block.size;
   } else {
     slot = -1;
+    evicted.base = 0;
   }
   pthread_mutex_unlock(&lock);
   free(evicted.base);

@@ -79,7 +79,7 @@ struct AlgorithmFuncs {
   Halide::Func ropeInvFreq, ropeTable;
   /// A custom bias that reads the query and key positions only as j - i
   /// (T5's buckets): its values per (j - i, h, b), once per call
-  /// (ScoreFunctions.cpp relativeBias); undefined for other biases.
+  /// (ScoreFunctions.cpp customBias); undefined for other biases.
   /// `biasTableChecked`: whether the bias was examined already.
   Halide::Func biasTable = exactFunc("bias_table");
   bool biasTableChecked = false;

@@ -553,8 +553,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     // (Its last vector shifts inwards where it would hold one value: see
     // pureTail; a guarded one wrote value_dim 33's rows 15 floats long.)
     int values = f.attnTiledByState ? constantOf(f.Dv, 0) : fixedInnerExtent(f.out);
-    tiles.vectorize(d, vec, pureTail(values, vec))
-        .fuse(oi, f.groupP > 1 ? hb : h, ot); // one head's tiles next to each other: both threads share its K/V
+    // One head's (row group's) tiles next to each other: both threads share its K/V.
+    tiles.vectorize(d, vec, pureTail(values, vec)).fuse(oi, f.groupP > 1 ? hb : h, ot);
     if (packedOut)
       tiles.rename(ot, oTask);
     else
