@@ -83,11 +83,16 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
 /// constant extents was unrolled whole by LLVM, and with a width of 16k + 1
 /// (a masked store per row) LLVM 14's instruction selection never finished
 /// on that block (value_dim = 17, 512 rows: BUG-12, lit codegen-deadline).
+/// Rows are padded to whole vectors: with rows of 17 values, Halide 14 gave
+/// one row's even/odd lane loads (rotary's pairs) another row's alignment
+/// and claimed 64 bytes for an address 8 bytes past it, a vmovaps fault
+/// (BUG-13); with each row aligned every such claim holds.
 void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int rows, int vec) {
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = sum.args()[0];
   Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
   sum.compute_root()
+      .align_storage(d, vec)
       .vectorize(d, vec, guard)
       .fuse(task[0], task[1], t1)
       .fuse(t1, task[2], t2)

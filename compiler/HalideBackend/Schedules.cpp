@@ -374,19 +374,23 @@ void scheduleScoreRows(AlgorithmFuncs &f, int vec, std::vector<std::string> &not
 /// pair boundary (dims/2 for half, 2 for interleaved) and the outer part
 /// unrolled, so each unrolled copy knows on which side of its pairs it is
 /// and reads partner channels and table entries at affine offsets instead
-/// of gathering them. Returns (inner, outer) for reordering.
-std::pair<Var, Var> vectorizeTurnedRows(Func rows, Var d, const RotarySpec &rotary, int vec) {
+/// of gathering them. `width` is the rows' values (0: not known); a last
+/// vector of one lane shifts inwards (pureTail): guarded, head_dim 33's
+/// interleaved q_in stored its first 16 pairs twice and never channel 32.
+/// Returns (inner, outer) for reordering.
+std::pair<Var, Var> vectorizeTurnedRows(Func rows, Var d, const RotarySpec &rotary, int vec,
+                                        int width) {
   Var lane("d_lane"), side("d_side");
   if (rotary.style == RotaryStyle::Half) {
-    int half = (int)rotary.dims / 2;
+    int half = (int)rotary.dims / 2, laneVec = std::min(vec, half);
     rows.split(d, side, lane, half, TailStrategy::GuardWithIf)
         .unroll(side)
-        .vectorize(lane, std::min(vec, half), TailStrategy::GuardWithIf);
+        .vectorize(lane, laneVec, pureTail(half, laneVec));
   } else {
     rows.split(d, lane, side, 2, TailStrategy::GuardWithIf)
         .reorder(side, lane)
         .unroll(side)
-        .vectorize(lane, vec, TailStrategy::GuardWithIf);
+        .vectorize(lane, vec, pureTail((width + 1) / 2, vec));
   }
   return {lane, side};
 }
@@ -406,7 +410,7 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
     // angles inline, no table over every cache position.
     if (qLevel) {
       f.qIn.compute_at(f.qNormSq.defined() ? LoopLevel::root() : *qLevel);
-      vectorizeTurnedRows(f.qIn, f.d, rotary, vec);
+      vectorizeTurnedRows(f.qIn, f.d, rotary, vec, constantOf(f.D, 0));
     }
     f.scheduleNotes.push_back("rope_cos_sin: inline for the new rows (q per query tile, new "
                               "keys as they are stored)");
@@ -423,14 +427,14 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
       .parallel(po);
   Var jo("jo"), ji("ji"), task("task");
   f.kIn.compute_root().split(f.j, jo, ji, 64, TailStrategy::GuardWithIf);
-  auto [lane, side] = vectorizeTurnedRows(f.kIn, f.d, rotary, vec);
+  auto [lane, side] = vectorizeTurnedRows(f.kIn, f.d, rotary, vec, constantOf(f.D, 0));
   f.kIn.reorder(lane, side, ji, jo, f.g, f.b).fuse(jo, f.g, task).fuse(task, f.b, task).parallel(task);
   std::string note = "rope_cos_sin: compute_root (float64 angles); k_in: keys turned once, "
                      "compute_root, 64-row tasks parallel";
   if (qLevel) {
     // The cosine score's root-level row norms read q_in too.
     f.qIn.compute_at(f.qNormSq.defined() ? LoopLevel::root() : *qLevel);
-    vectorizeTurnedRows(f.qIn, f.d, rotary, vec);
+    vectorizeTurnedRows(f.qIn, f.d, rotary, vec, constantOf(f.D, 0));
     note += "; q_in: per query tile";
   }
   f.scheduleNotes.push_back(note + "; d split at the pairs, loads dense");

@@ -514,3 +514,41 @@ def test_weights_of_cosine_general_and_window_scores_in_bands():
         p /= p.sum(-1, keepdims=True)
         assert np.abs(weights - p).max() <= 1e-6, body
         assert np.abs(out - p @ V).max() <= 1e-5, body
+
+
+def test_interleaved_rotary_of_seventeen_pairs_turns_every_channel():
+    # Found by a sweep of rotary gradients (2026-11-28): head_dim 33 with
+    # interleaved rotary splits each row into 17 pair slots, one vector and one
+    # slot; Halide 14 dropped the guarded last vector of q_in, stored the first
+    # 16 slots twice and never channel 32, so every score read an uninitialised
+    # value (lse 7e34 for one key). That vector now shifts inwards (pureTail).
+    rng = np.random.default_rng(11)
+    for lq, lk in ((1, 1), (5, 9)):
+        lib = attnc.compile("kernel k { heads = 2; head_dim = 33; seq_q = %d; seq_k = %d; "
+                            "positional = rotary(dims = 2, style = interleaved); "
+                            "outputs = out, lse }" % (lq, lk))
+        q = rng.standard_normal((1, 2, lq, 33)).astype(np.float32)
+        k, v = (rng.standard_normal((1, 2, lk, 33)).astype(np.float32) for _ in range(2))
+        out, lse = lib.k(q=q, k=k, v=v)
+        # (queries at positions i + Lk - Lq: turned as the last rows of Lk)
+        padded = np.concatenate([np.zeros((1, 2, lk - lq, 33), np.float32), q], axis=2)
+        rq, rk = _rope(padded, 2, "interleaved")[:, :, lk - lq:], _rope(k, 2, "interleaved")
+        s = np.einsum("bhqd,bhkd->bhqk", rq, rk) / np.sqrt(33)
+        ref_lse = np.log(np.exp(s).sum(-1))
+        assert np.abs(lse - ref_lse).max() <= 1e-5, (lq, lk)
+        ref = _softmax_attention(rq, rk, v, 1)
+        assert np.abs(out - ref).max() <= 1e-5, (lq, lk)
+
+
+def test_backward_of_gqa_interleaved_rotary_of_one_query_runs():
+    # Seed 58929571999637 (BUG-13, 2026-11-28): the backward of a GQA kernel
+    # (4 heads, 1 KV head) with head_dim 17, interleaved rotary and one query
+    # crashed. Its d_q rows (4 x 17 values) were updated through even and odd
+    # lanes of each row; Halide 14 claimed 64-byte alignment for row 3's odd
+    # lanes at a float offset of 50 (vmovaps on an address 8 bytes past an
+    # alignment). The sums' rows are padded to whole vectors (align_storage),
+    # so each row starts aligned and every claim holds.
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(58929571999637)
+    assert "head_dim = 17" in source and "interleaved" in source
+    assert tester.run_kernel(K, source, trials, 58929571999637)[0] == "ok"
