@@ -572,6 +572,12 @@ def gen_kernel(r, invalid_rate=0.08, cheap=False, r2=None):
     H = r.choice((1, 2, 3, 4, 4, 6, 8) if not cheap else (1, 2, 3, 4))
     G = r.choice(divisors(H))
     D = r.choice((1, 2, 3, 4, 5, 8, 8, 16, 16, 17, 32, 64) if not cheap else (2, 3, 4, 8, 16))
+    # Head dims whose vectors (or rotary's pair lanes) end in one value on
+    # AVX-512 (33, 34, 65: test_regressions.py), from a stream seeded by the
+    # state so far, which leaves every other seed's case as it was.
+    extra = random.Random(repr(r.getstate()))
+    if not cheap and extra.random() < 0.1:
+        D = extra.choice((33, 34, 65))
     K.update(H=H, G=G, D=D)
     K["score"] = r.choice(["dot", "scaled_dot", "general", "additive", "cosine", "expr", None])
     Dk = D
