@@ -49,6 +49,9 @@ struct AlgorithmFuncs {
   /// The key blocks are split into `splits` chunks with a partial softmax
   /// state each, merged at the end (decode: the keys spread over threads).
   int splits = 1;
+  /// Decode reads its K and V rows with no prefetch instructions of its own
+  /// (DecodeRows::HardwarePrefetch): prefetchDecodeRows adds none.
+  bool decodeRowsByHardware = false;
   /// Under a window of width `keyBand` (0: none) a query tile sees one band
   /// of consecutive keys, and its key block 0 starts where that band does:
   /// `keyBase`, a function of qt (AttentionAlgorithm.cpp chooseKeyBand).
@@ -270,11 +273,17 @@ struct AlgorithmFuncs {
 /// kernel allow it at all: Q.K^T and P.V, Q.K^T only, nowhere.
 enum class Bf16Products { ScoresAndValues, ScoresOnly, None };
 
+/// How decode reads its K and V rows from memory: prefetched ahead by
+/// instructions of its own (Prefetches.h), or left to the core's prefetchers
+/// in longer key blocks (decodeRowsByHardwareByDefault, TargetDispatch.h).
+enum class DecodeRows { SoftwarePrefetch, HardwarePrefetch };
+
 /// Builds the algorithm of one kernel for `target` (which only decides
 /// AlgorithmFuncs::bf16Products); throws BackendError on a config it cannot
 /// express. Makes no scheduling call.
 AlgorithmFuncs buildAlgorithm(const AttentionConfig &config,
                               const Halide::Target &target = Halide::Target(),
-                              Bf16Products bf16 = Bf16Products::ScoresAndValues);
+                              Bf16Products bf16 = Bf16Products::ScoresAndValues,
+                              DecodeRows decodeRows = DecodeRows::SoftwarePrefetch);
 
 } // namespace attnc::halide_backend

@@ -174,10 +174,13 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
     Bf16Products bf16 = options.bf16Products.value_or(bf16ProductsByDefault(options.target))
                             ? Bf16Products::ScoresAndValues
                             : Bf16Products::None;
+    const DecodeRows decodeRows = decodeRowsByHardwareByDefault(options.target)
+                                      ? DecodeRows::HardwarePrefetch
+                                      : DecodeRows::SoftwarePrefetch;
     for (;;) {
       {
         StageTimer timer("Halide algorithm, schedule");
-        funcs.emplace(buildAlgorithm(config, target, bf16));
+        funcs.emplace(buildAlgorithm(config, target, bf16, decodeRows));
         applySchedule(*funcs, config, options.schedule, target);
       }
       if (!lower)

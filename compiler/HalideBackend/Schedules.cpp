@@ -902,7 +902,11 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       // K/V: 9% faster on one thread).
       if (reduced / vec <= 16)
         lanes.update().unroll(rdo);
-      prefetchDecodeRows(f, config, j, notes);
+      if (f.decodeRowsByHardware)
+        notes.push_back("k, v: rows read by the core's own prefetchers (no prefetch "
+                        "instructions), key blocks of " + std::to_string(f.blockK));
+      else
+        prefetchDecodeRows(f, config, j, notes);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
                       "lanes at once) and one horizontal sum");

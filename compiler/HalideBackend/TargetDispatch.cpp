@@ -324,6 +324,16 @@ bool bf16ProductsByDefault(const std::string &targetText) {
 #endif
 }
 
+bool decodeRowsByHardwareByDefault(const std::string &targetText) {
+  std::vector<std::string> items = targetEntries(targetText);
+  bool namesHost = std::find(items.begin(), items.end(), "host") != items.end();
+#if defined(__x86_64__) || defined(__i386__)
+  return namesHost && __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
 bool usesDispatch(const std::vector<Target> &targets) {
   return !targets.empty() && targets[0].arch == Target::X86 && targets[0].bits == 64;
 }

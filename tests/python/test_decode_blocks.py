@@ -1,0 +1,41 @@
+"""Decode (one query row per head, GQA) at key counts around its key blocks: 128
+keys prefetched in software, or 256 keys read by the core's own prefetchers
+(`--target=host` on an AMD core, TargetDispatch.h), split into chunks whose
+partial states are merged. Against float64, fixed and dynamic seq_k."""
+import numpy as np
+import pytest
+
+import attnc
+from test_regressions import _softmax_attention
+
+
+@pytest.mark.parametrize("lk", [1, 200, 256, 257, 700, 2049, 4352])
+@pytest.mark.parametrize("sizes", ["fixed", "dynamic"])
+def test_decode_matches_float64_around_block_boundaries(lk, sizes):
+    seq_k = "seq_k = %d" % lk if sizes == "fixed" else "seq_k = dynamic"
+    lib = attnc.compile("kernel k { heads = 8; kv_heads = 2; head_dim = 64; seq_q = 1; "
+                        "batch = 2; %s; outputs = out, lse }" % seq_k)
+    rng = np.random.default_rng(lk)
+    q = rng.standard_normal((2, 8, 1, 64)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 2, lk, 64)).astype(np.float32) for _ in range(2))
+    out, lse = lib.k(q=q, k=k, v=v)
+    assert np.abs(out - _softmax_attention(q, k, v, 4)).max() <= 1e-5
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), np.repeat(k, 4, axis=1)) / 8.0
+    ref_lse = s.max(-1) + np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1))
+    assert np.abs(lse - ref_lse).max() <= 1e-5
+
+
+@pytest.mark.parametrize("mask", ["causal & window(300)", "sink(4) | window(100)"])
+def test_decode_under_a_window_matches_float64(mask):
+    lk = 1500
+    lib = attnc.compile("kernel k { heads = 4; kv_heads = 1; head_dim = 32; seq_q = 1; "
+                        "seq_k = %d; batch = 1; mask = %s }" % (lk, mask))
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((1, 4, 1, 32)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 1, lk, 32)).astype(np.float32) for _ in range(2))
+    out = lib.k(q=q, k=k, v=v)
+    j = np.arange(lk)
+    i = lk - 1  # the query's position: the last key
+    seen = (j <= i) & (i - j < 300) if mask.startswith("causal") else (j < 4) | (abs(i - j) < 100)
+    ref = _softmax_attention(q, k[:, :, seen], v[:, :, seen], 4)
+    assert np.abs(out - ref).max() <= 1e-5
