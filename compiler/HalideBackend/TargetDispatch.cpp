@@ -314,24 +314,29 @@ std::vector<Target> parseTargets(const std::string &text, bool withRuntime) {
   return targets;
 }
 
-bool bf16ProductsByDefault(const std::string &targetText) {
+namespace {
+enum class HostVendor { Intel, Amd };
+
+/// Whether `targetText` names the host and the host is an x86 core of `vendor`.
+bool namesHostOf(const std::string &targetText, HostVendor vendor) {
   std::vector<std::string> items = targetEntries(targetText);
-  bool namesHost = std::find(items.begin(), items.end(), "host") != items.end();
+  if (std::find(items.begin(), items.end(), "host") == items.end())
+    return false;
 #if defined(__x86_64__) || defined(__i386__)
-  return !(namesHost && __builtin_cpu_is("intel"));
+  return vendor == HostVendor::Intel ? __builtin_cpu_is("intel") : __builtin_cpu_is("amd");
 #else
-  return true;
+  (void)vendor;
+  return false;
 #endif
+}
+} // namespace
+
+bool bf16ProductsByDefault(const std::string &targetText) {
+  return !namesHostOf(targetText, HostVendor::Intel);
 }
 
 bool decodeRowsByHardwareByDefault(const std::string &targetText) {
-  std::vector<std::string> items = targetEntries(targetText);
-  bool namesHost = std::find(items.begin(), items.end(), "host") != items.end();
-#if defined(__x86_64__) || defined(__i386__)
-  return namesHost && __builtin_cpu_is("amd");
-#else
-  return false;
-#endif
+  return namesHostOf(targetText, HostVendor::Amd);
 }
 
 bool usesDispatch(const std::vector<Target> &targets) {

@@ -43,10 +43,11 @@ bool bf16ProductsByDefault(const std::string &targetText);
 
 /// Whether decode leaves reading K and V to the core's prefetchers
 /// (DecodeRows::HardwarePrefetch): for a `--target` naming the host when the
-/// host is an AMD core; elsewhere it prefetches them in software. Zen 5's prefetchers follow
-/// decode's row streams, and the prefetch instructions made a GQA decode
-/// 1.25x slower there; on the Intel Xeon of 2026-11-27 they made it 1.3x
-/// faster (docs/benchmarks.md). Paged caches keep them everywhere.
+/// host is an AMD core; elsewhere it prefetches them in software. Zen 5's
+/// prefetchers follow decode's row streams, and the prefetch instructions
+/// made a GQA decode 1.25x slower there; on the Intel Xeon of 2026-11-27
+/// they made it 1.3x faster (docs/benchmarks.md). Paged caches keep them
+/// everywhere.
 bool decodeRowsByHardwareByDefault(const std::string &targetText);
 
 /// Whether `targets` are compiled as dispatched variants (x86-64 only).
