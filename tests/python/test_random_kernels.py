@@ -574,7 +574,8 @@ def gen_kernel(r, invalid_rate=0.08, cheap=False, r2=None):
     D = r.choice((1, 2, 3, 4, 5, 8, 8, 16, 16, 17, 32, 64) if not cheap else (2, 3, 4, 8, 16))
     # Head dims whose vectors (or rotary's pair lanes) end in one value on
     # AVX-512 (33, 34, 65: test_regressions.py), from a stream seeded by the
-    # state so far, which leaves every other seed's case as it was.
+    # state so far, which leaves every other seed's case as it was (model_dims
+    # of that kind likewise, below).
     extra = random.Random(repr(r.getstate()))
     if not cheap and extra.random() < 0.1:
         D = extra.choice((33, 34, 65))
@@ -599,6 +600,9 @@ def gen_kernel(r, invalid_rate=0.08, cheap=False, r2=None):
     if (mode != "cache" and r.random() < 0.3) or (mode == "cache" and r2.random() < 0.35):
         K["project"] = rp.choice(("self_qkv", "qkv", "qkv_out", "self_qkv_out"))
         K["M"] = rp.choice((3, 4, 6, 8, 12, 16))
+        wide = random.Random(repr(rp.getstate()) + "model_dim")
+        if not cheap and wide.random() < 0.1:  # (model rows ending in a one-lane vector)
+            K["M"] = wide.choice((17, 33, 65))
         K["Mkv"] = K["M"]
         if K["project"] in ("qkv", "qkv_out") and rp.random() < 0.5:
             K["Mkv"] = rp.choice((2, 5, 10))
