@@ -208,8 +208,6 @@ private:
                             config.interval.lo.kind == KeyBound::None;
     if (causalOnly && sizes.Lk >= 2048 && rows >= 64 && !spec.packed)
       f.blockK = 128;
-    if (sizes.Lk > 0 && sizes.Lk < f.blockK)
-      f.blockK = (int)sizes.Lk;
     // Decode whose rows the core's prefetchers fetch: blocks of 256 keys,
     // half as many rescalings of the state and switches between the K and V
     // streams (Zen 5, H=32, G=8, D=128, Lk=32768, f32: 1.25x faster than 128
@@ -218,8 +216,10 @@ private:
     if (rows > 0 && rows <= 32 && decodeRows == DecodeRows::HardwarePrefetch &&
         !spec.cache.paged() && !config.backward) {
       f.decodeRowsByHardware = true;
-      f.blockK = sizes.Lk > 0 && sizes.Lk < 256 ? (int)sizes.Lk : 256;
+      f.blockK = 256;
     }
+    if (sizes.Lk > 0 && sizes.Lk < f.blockK)
+      f.blockK = (int)sizes.Lk;
     // Decode (all rows in one tile): only B x G tasks would exist, each
     // streaming its whole K/V; split the keys into chunks with partial
     // softmax states so every thread streams a share, merged at the end.
