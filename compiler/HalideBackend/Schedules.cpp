@@ -572,7 +572,17 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     notes.push_back("out: (batch, head, query tile of " + std::to_string(TQ) +
                     " rows) fused parallel; softmax_state computed per tile inside");
   } else {
-    f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    // The starting values stored by parallel tasks too: a serial nest of
+    // constant extents was unrolled whole by LLVM, and with value_dim 33 (a
+    // masked store per row) its instruction selection did not end on 96 rows
+    // (BUG-14, as BUG-12 in the backward's sums).
+    Var p1("p1"), p2("p2"), p3("p3");
+    f.state.compute_root()
+        .vectorize(d, vec, TailStrategy::GuardWithIf)
+        .fuse(qt, f.s, p1)
+        .fuse(p1, h, p2)
+        .fuse(p2, b, p3)
+        .parallel(p3);
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
     splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
@@ -589,7 +599,12 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
                   std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
                   " query head(s) per K/V block");
   if (f.splits > 1) {
-    f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf).parallel(h);
+    Var m1("m1"), m2("m2");
+    f.merged.compute_root()
+        .vectorize(d, vec, TailStrategy::GuardWithIf)
+        .fuse(qt, h, m1)
+        .fuse(m1, b, m2)
+        .parallel(m2);
     // The vectors of a row unrolled inside the loop over the chunks: a loop
     // over them repeated its first vector when the last holds one value
     // (value_dim 17 on AVX-512: the 17th column stayed 0), as in

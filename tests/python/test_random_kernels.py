@@ -1691,7 +1691,9 @@ def known_bugs(K, trials=()):
     compile, is test_cache_projected.py::test_projected_cache_with_a_fixed_seq_q;
     BUG-12, a backward whose compile did not end (GQA, output projection,
     value_dim 16k+1), is test_regressions.py::
-    test_backward_of_a_gqa_projection_layer_of_seventeen_values_compiles."""
+    test_backward_of_a_gqa_projection_layer_of_seventeen_values_compiles, and
+    BUG-14, a decode of the same pattern, is
+    test_decode_cache_of_thirty_three_values_compiles_in_seconds."""
     bugs = []
     return bugs
 

@@ -550,3 +550,20 @@ def test_backward_of_gqa_interleaved_rotary_of_one_query_runs():
     K, source, trials = tester.gen_case(58929571999637)
     assert "head_dim = 17" in source and "interleaved" in source
     assert tester.run_kernel(K, source, trials, 58929571999637)[0] == "ok"
+
+
+def test_decode_cache_of_thirty_three_values_compiles_in_seconds():
+    # Seed 259264337144413 (BUG-14, 2026-11-28): a GQA decode kernel (4 heads,
+    # 1 KV head) on a paged cache with value_dim = 33 and a batch of 3 took
+    # over 9 minutes to compile (value_dim 32: 1 s). The key chunks' starting
+    # states (3 x 8 x 4 rows of 33 values) were stored by a serial loop nest
+    # that LLVM unrolled into one block of 96 rows' masked stores, and LLVM 14's
+    # instruction selection crawled through it. The states' parallel tasks store
+    # them now, as BUG-12's sums. Checked against the tester's float64 reference.
+    import time
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(259264337144413)
+    assert "value_dim = 33" in source and "cache = paged" in source
+    start = time.monotonic()
+    assert tester.run_kernel(K, source, trials, 259264337144413)[0] == "ok"
+    assert time.monotonic() - start < 120
