@@ -72,12 +72,17 @@ def fmt_speedup(base, ours, approx=False):
 
 def roof_cell(config, seconds, results):
     """% of FMA peak, or for decode: GB/s of K+V read and % of the read
-    bandwidth probed beside the row (triad of the run's start when absent)."""
+    bandwidth probed beside the row (triad of the run's start when absent);
+    paged caches also against a read of pages as scattered as theirs."""
     if config["memory_bound"]:
         gbs = config["kv_bytes"] / seconds / 1e9
         if config.get("read_gbs"):
-            return "%.1f GB/s = %.0f%% of read bw (%.1f GB/s)" % (
+            cell = "%.1f GB/s = %.0f%% of read bw (%.1f GB/s)" % (
                 gbs, 100 * gbs / config["read_gbs"], config["read_gbs"])
+            if config.get("paged_read_gbs"):
+                cell += ", %.0f%% of a read of pages as scattered (%.1f GB/s)" % (
+                    100 * gbs / config["paged_read_gbs"], config["paged_read_gbs"])
+            return cell
         return "%.1f GB/s = %.0f%% of triad" % (gbs, 100 * gbs / results["machine"]["triad_gbs"].get("used", results["machine"]["triad_gbs"]["all"]))
     _, peak = peak_of(results)
     return "%.1f%% of peak" % (100 * config["flops"] / seconds / 1e9 / peak)

@@ -214,18 +214,27 @@ static std::string checkStoredRows(const Config &c, const std::vector<Tensor> &i
 }
 
 /// Times attnc's kernel (when it ran, even if wrong); memory-bound rows
-/// take the read-bandwidth probe right before and after, the better of two.
+/// take the read-bandwidth probe right before and after, the better of two,
+/// and paged caches also the probe of pages as scattered as theirs.
 static void timeAttnc(const Config &c, ThreadPool &pool, AttncKernel *kernel,
                       const std::function<int()> &run, ConfigResult &r) {
   if (!kernel || (r.attnc.status != "ok" && r.attnc.status != "wrong"))
     return;
   const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
+  // A paged cache's pages: one group's rows of a block, scattered.
+  const int64_t pageBytes = c.cache == CacheKind::Paged ? c.block * c.D * elementBytes(c.kvDtype) : 0;
+  auto probe = [&] {
+    r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
+    if (pageBytes > 0)
+      r.pagedReadGbs =
+          std::max(r.pagedReadGbs, measureScatteredReadBandwidth(pool, probeBytes, pageBytes));
+  };
   if (c.memoryBound)
-    r.readGbs = measureReadBandwidth(pool, probeBytes);
+    probe();
   r.attnc.timing = timeIt([&] { run(); });
   r.attnc.timed = true;
   if (c.memoryBound)
-    r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
+    probe();
   kernel->releaseThreads();
 }
 

@@ -46,6 +46,9 @@ struct ConfigResult {
   /// Memory-bound rows: the read-bandwidth probe taken right before and right
   /// after attnc's timing, the better of the two (GB/s); 0 for other rows.
   double readGbs = 0;
+  /// Paged caches: the same for a read of two arrays in pages of the cache's
+  /// page size (block x D x element bytes) in a shuffled order.
+  double pagedReadGbs = 0;
   ImplResult attnc, naive, blas;
 };
 

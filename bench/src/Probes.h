@@ -34,6 +34,12 @@ double measureTriad(ThreadPool &pool, int64_t elements);
 /// its neighbours, so memory-bound rows take this probe right beside them.
 double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray);
 
+/// The same read of two arrays in chunks of `chunkBytes` taken in a shuffled
+/// order, as a paged KV cache's pages: a worker reads its share of the order,
+/// chunk by chunk, asking for the next chunk's lines while it reads one. A
+/// paged decode's pages are as scattered, so this is what its reads can reach.
+double measureScatteredReadBandwidth(ThreadPool &pool, int64_t bytesPerArray, int64_t chunkBytes);
+
 bool cpuHasAvx512();
 bool cpuHasAvx2Fma();
 std::string cpuModelName();

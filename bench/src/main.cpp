@@ -212,6 +212,8 @@ int main(int argc, char **argv) {
         .field("tolerance", r.tolerance).field("ref_source", r.refSource);
     if (r.readGbs > 0)
       j.field("read_gbs", r.readGbs);
+    if (r.pagedReadGbs > 0)
+      j.field("paged_read_gbs", r.pagedReadGbs);
     if (!c.cacheLens.empty()) {
       j.key("cache_len").beginArray();
       for (int64_t len : c.cacheLens)
