@@ -614,7 +614,10 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     merge.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).reorder(dI, dO, f.rs.x);
     if (dVectors <= 32)
       merge.unroll(dO);
-    merge.parallel(h);
+    // One parallel loop over (tile, head, batch row): a loop over the batch
+    // around a parallel one woke the threads B times per call.
+    Var u1("u1"), u2("u2");
+    merge.fuse(qt, h, u1).fuse(u1, b, u2).parallel(u2);
     notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
                     " key chunks' partial states");
   }
