@@ -189,43 +189,22 @@ double measureTriad(ThreadPool &pool, int64_t n) {
   return best;
 }
 
-double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray) {
-  const int64_t n = bytesPerArray / int64_t(sizeof(float));
+/// The read bandwidth of `read(t, pa, pb)`, worker t's sum over its share of
+/// two arrays of n floats that `touch(t, pa, pb)` fills first (first-touch
+/// placement): the best GB/s of trials 2-6 (the first warms the page tables).
+template <class Touch, class Read>
+static double bestReadOfTwoArrays(ThreadPool &pool, int64_t n, Touch touch, Read read) {
   float *pa = static_cast<float *>(std::aligned_alloc(64, n * sizeof(float)));
   float *pb = static_cast<float *>(std::aligned_alloc(64, n * sizeof(float)));
-  const int threads = pool.size();
-  auto slice = [&](int t, int64_t &lo, int64_t &hi) {
-    lo = n * t / threads;
-    hi = n * (t + 1) / threads;
-  };
-  pool.runOnAll([&](int t) {
-    int64_t lo, hi;
-    slice(t, lo, hi);
-    for (int64_t i = lo; i < hi; ++i) {
-      pa[i] = 1.f;
-      pb[i] = 2.f;
-    }
-  });
-  std::vector<float> sums(threads);
+  pool.runOnAll([&](int t) { touch(t, pa, pb); });
+  std::vector<float> sums(pool.size());
   double best = 0;
   for (int trial = 0; trial < 6; ++trial) {
     double start = seconds();
-    pool.runOnAll([&](int t) {
-      int64_t lo, hi;
-      slice(t, lo, hi);
-      // Eight partial sums: the adds pipeline, so the loop is bound by loads.
-      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (int64_t i = lo; i + 8 <= hi; i += 8)
-        for (int l = 0; l < 8; ++l)
-          acc[l] += pa[i + l] + pb[i + l];
-      float total = 0;
-      for (float a : acc)
-        total += a;
-      sums[t] = total;
-    });
+    pool.runOnAll([&](int t) { sums[t] = read(t, pa, pb); });
     double elapsed = seconds() - start;
-    if (trial > 0) // the first trial warms the page tables
-      best = std::max(best, 2.0 * double(bytesPerArray) / elapsed / 1e9);
+    if (trial > 0)
+      best = std::max(best, 2.0 * double(n) * sizeof(float) / elapsed / 1e9);
   }
   if (sums[0] == -1.f) // keep the sums alive
     std::abort();
@@ -234,62 +213,67 @@ double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray) {
   return best;
 }
 
+double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray) {
+  const int64_t n = bytesPerArray / int64_t(sizeof(float));
+  const int threads = pool.size();
+  auto lo = [&](int t) { return n * t / threads; };
+  auto touch = [&](int t, float *pa, float *pb) {
+    for (int64_t i = lo(t); i < lo(t + 1); ++i) {
+      pa[i] = 1.f;
+      pb[i] = 2.f;
+    }
+  };
+  auto read = [&](int t, const float *pa, const float *pb) {
+    // Eight partial sums: the adds pipeline, so the loop is bound by loads.
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = lo(t); i + 8 <= lo(t + 1); i += 8)
+      for (int l = 0; l < 8; ++l)
+        acc[l] += pa[i + l] + pb[i + l];
+    float total = 0;
+    for (float a : acc)
+      total += a;
+    return total;
+  };
+  return bestReadOfTwoArrays(pool, n, touch, read);
+}
+
 double measureScatteredReadBandwidth(ThreadPool &pool, int64_t bytesPerArray, int64_t chunkBytes) {
   const int64_t chunk = std::max<int64_t>(16, chunkBytes / int64_t(sizeof(float)) / 16 * 16);
-  const int64_t chunks = bytesPerArray / int64_t(sizeof(float)) / chunk, n = chunks * chunk;
-  float *pa = static_cast<float *>(std::aligned_alloc(64, n * sizeof(float)));
-  float *pb = static_cast<float *>(std::aligned_alloc(64, n * sizeof(float)));
-  std::vector<int64_t> order(static_cast<size_t>(chunks)); // as a block table hands out a shuffled pool
+  const int64_t chunks = bytesPerArray / int64_t(sizeof(float)) / chunk;
+  // The chunks in a shuffled order, as a block table hands out a pool's blocks.
+  std::vector<int64_t> order(static_cast<size_t>(chunks));
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937_64(20261128));
   const int threads = pool.size();
-  auto slice = [&](int t, int64_t &lo, int64_t &hi) {
-    lo = chunks * t / threads;
-    hi = chunks * (t + 1) / threads;
-  };
-  pool.runOnAll([&](int t) {
-    int64_t lo, hi;
-    slice(t, lo, hi);
-    for (int64_t c = lo; c < hi; ++c)
+  auto lo = [&](int t) { return chunks * t / threads; };
+  auto touch = [&](int t, float *pa, float *pb) {
+    for (int64_t c = lo(t); c < lo(t + 1); ++c)
       for (int64_t i = order[size_t(c)] * chunk, e = i + chunk; i < e; ++i) {
         pa[i] = 1.f;
         pb[i] = 2.f;
       }
-  });
-  std::vector<float> sums(threads);
-  double best = 0;
-  for (int trial = 0; trial < 6; ++trial) {
-    double start = seconds();
-    pool.runOnAll([&](int t) {
-      int64_t lo, hi;
-      slice(t, lo, hi);
-      float acc[16] = {};
-      for (int64_t c = lo; c < hi; ++c) {
-        const int64_t at = order[size_t(c)] * chunk;
-        // The next chunk's lines asked for while this one is read (without
-        // it this machine read 8 KiB chunks 1.5x slower).
-        const int64_t next = c + 1 < hi ? order[size_t(c + 1)] * chunk : at;
-        for (int64_t i = 0; i < chunk; i += 16) {
-          __builtin_prefetch(pa + next + i, 0, 2);
-          __builtin_prefetch(pb + next + i, 0, 2);
-          for (int l = 0; l < 16; ++l)
-            acc[l] += pa[at + i + l] + pb[at + i + l];
-        }
+  };
+  auto read = [&](int t, const float *pa, const float *pb) {
+    float acc[16] = {};
+    const int64_t hi = lo(t + 1);
+    for (int64_t c = lo(t); c < hi; ++c) {
+      const int64_t at = order[size_t(c)] * chunk;
+      // The next chunk's lines asked for while this one is read (without it
+      // this machine read 8 KiB chunks 1.5x slower).
+      const int64_t next = c + 1 < hi ? order[size_t(c + 1)] * chunk : at;
+      for (int64_t i = 0; i < chunk; i += 16) {
+        __builtin_prefetch(pa + next + i, 0, 2);
+        __builtin_prefetch(pb + next + i, 0, 2);
+        for (int l = 0; l < 16; ++l)
+          acc[l] += pa[at + i + l] + pb[at + i + l];
       }
-      float total = 0;
-      for (float a : acc)
-        total += a;
-      sums[t] = total;
-    });
-    double elapsed = seconds() - start;
-    if (trial > 0) // the first trial warms the page tables
-      best = std::max(best, 2.0 * double(n) * sizeof(float) / elapsed / 1e9);
-  }
-  if (sums[0] == -1.f) // keep the sums alive
-    std::abort();
-  std::free(pa);
-  std::free(pb);
-  return best;
+    }
+    float total = 0;
+    for (float a : acc)
+      total += a;
+    return total;
+  };
+  return bestReadOfTwoArrays(pool, chunks * chunk, touch, read);
 }
 
 } // namespace attnc_bench
