@@ -389,7 +389,8 @@ def main():
               "(python3-matplotlib)" % e, file=sys.stderr)
         with_roofline = False
     text = write_table(results_dir, results, torch, with_roofline)
-    if not results["quick"]:
+    # (--quick and --only runs are not full runs: no line in the history)
+    if not results["quick"] and not results.get("subset"):
         append_history(results_dir, results, torch)
     print(text)
     return 0

@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
   j.beginObject().field("version", 1).field("timestamp", stamp)
-      .field("quick", quick).field("threads", opt.threads)
+      .field("quick", quick).field("subset", !only.empty()).field("threads", opt.threads)
       .field("seed", std::to_string(opt.seed))
       .field("naive_max_gflop", opt.naiveMaxFlops / 1e9);
   j.key("machine").beginObject().field("cpu", cpuModelName())
