@@ -222,7 +222,8 @@ static void timeAttnc(const Config &c, ThreadPool &pool, AttncKernel *kernel,
     return;
   const int64_t probeBytes = int64_t(512) << 20; // two 512 MiB arrays
   // A paged cache's pages: one group's rows of a block, scattered.
-  const int64_t pageBytes = c.cache == CacheKind::Paged ? c.block * c.D * elementBytes(c.kvDtype) : 0;
+  const int64_t pageBytes =
+      c.cache == CacheKind::Paged ? c.block * c.D * elementBytes(c.kvDtype) : 0;
   auto probe = [&] {
     r.readGbs = std::max(r.readGbs, measureReadBandwidth(pool, probeBytes));
     if (pageBytes > 0)

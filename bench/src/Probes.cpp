@@ -218,7 +218,7 @@ double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray) {
   const int threads = pool.size();
   auto lo = [&](int t) { return n * t / threads; };
   auto touch = [&](int t, float *pa, float *pb) {
-    for (int64_t i = lo(t); i < lo(t + 1); ++i) {
+    for (int64_t i = lo(t), hi = lo(t + 1); i < hi; ++i) {
       pa[i] = 1.f;
       pb[i] = 2.f;
     }
@@ -226,7 +226,7 @@ double measureReadBandwidth(ThreadPool &pool, int64_t bytesPerArray) {
   auto read = [&](int t, const float *pa, const float *pb) {
     // Eight partial sums: the adds pipeline, so the loop is bound by loads.
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t i = lo(t); i + 8 <= lo(t + 1); i += 8)
+    for (int64_t i = lo(t), hi = lo(t + 1); i + 8 <= hi; i += 8)
       for (int l = 0; l < 8; ++l)
         acc[l] += pa[i + l] + pb[i + l];
     float total = 0;
@@ -247,7 +247,7 @@ double measureScatteredReadBandwidth(ThreadPool &pool, int64_t bytesPerArray, in
   const int threads = pool.size();
   auto lo = [&](int t) { return chunks * t / threads; };
   auto touch = [&](int t, float *pa, float *pb) {
-    for (int64_t c = lo(t); c < lo(t + 1); ++c)
+    for (int64_t c = lo(t), hi = lo(t + 1); c < hi; ++c)
       for (int64_t i = order[size_t(c)] * chunk, e = i + chunk; i < e; ++i) {
         pa[i] = 1.f;
         pb[i] = 2.f;

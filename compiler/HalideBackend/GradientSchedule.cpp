@@ -90,13 +90,9 @@ void scheduleTile(AlgorithmFuncs &f, const AlgorithmFuncs::Gradients::Tile &t,
 void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int rows, int vec) {
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = sum.args()[0];
-  Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), rO("rO"), rI("rI"), t1("t1"), t2("t2");
-  sum.compute_root()
-      .align_storage(d, vec)
-      .vectorize(d, vec, guard)
-      .fuse(task[0], task[1], t1)
-      .fuse(t1, task[2], t2)
-      .parallel(t2);
+  Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), rO("rO"), rI("rI");
+  sum.compute_root().align_storage(d, vec).vectorize(d, vec, guard);
+  fuseIntoParallel(sum, {task[0], task[1], task[2]}, "t");
   sum.update() // (vectors first, then pairs of them: see scheduleTiles)
       .split(d, dW, dV, vec, guard)
       .split(dW, dO, dM, 2, guard)
@@ -104,10 +100,8 @@ void scheduleSum(Func sum, Var row, RVar x, RVar y, std::vector<Var> task, int r
       .reorder({dV, dM, rI, x, dO, rO, y, task[0], task[1], task[2]})
       .vectorize(dV)
       .unroll(dM)
-      .unroll(rI)
-      .fuse(task[0], task[1], t1)
-      .fuse(t1, task[2], t2)
-      .parallel(t2);
+      .unroll(rI);
+  fuseIntoParallel(sum.update(), {task[0], task[1], task[2]}, "t");
 }
 
 /// The single pass's sums: the tile's three sums unrolled under the tile
@@ -119,7 +113,7 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
   AlgorithmFuncs::Gradients &g = f.grad;
   const TailStrategy guard = TailStrategy::GuardWithIf;
   Var d = f.d, h = f.h, b = f.b;
-  Var dO("dO"), dW("dW"), dM("dM"), dV("dV"), t1("t1"), t2("t2");
+  Var dO("dO"), dW("dW"), dM("dM"), dV("dV");
   RVar u = g.pairs[0], v = g.pairs[1], which = g.pairs[2], y = g.pairs[3], kb = g.pairs[4];
   RVar vO("vO"), vI("vI");
   g.sums.compute_root().vectorize(d, vec, guard).parallel(h);
@@ -131,10 +125,8 @@ void scheduleSinglePass(AlgorithmFuncs &f, int vec) {
       .vectorize(dV)
       .unroll(dM)
       .unroll(vI)
-      .unroll(which)
-      .fuse(g.chunk, h, t1)
-      .fuse(t1, b, t2)
-      .parallel(t2);
+      .unroll(which);
+  fuseIntoParallel(g.sums.update(), {g.chunk, h, b}, "t");
   g.dKV.compute_root().vectorize(d, vec, guard).parallel(f.kb);
   g.dKV.update().vectorize(d, vec, guard).parallel(f.kb);
 }

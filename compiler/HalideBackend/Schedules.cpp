@@ -103,6 +103,16 @@ void scheduleOutput(Func out, int vec, Func perVector) {
   }
 }
 
+void fuseIntoParallel(Stage stage, const std::vector<VarOrRVar> &vars, const std::string &base) {
+  VarOrRVar inner = vars.front();
+  for (size_t n = 1; n < vars.size(); ++n) {
+    Var fused(base + std::to_string(n));
+    stage.fuse(inner, vars[n], fused);
+    inner = fused;
+  }
+  stage.parallel(inner);
+}
+
 namespace {
 
 /// The largest divisor of `n` that is at most `limit` (at least 1).
@@ -576,13 +586,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     // constant extents was unrolled whole by LLVM, and with value_dim 33 (a
     // masked store per row) its instruction selection did not end on 96 rows
     // (BUG-14, as BUG-12 in the backward's sums).
-    Var p1("p1"), p2("p2"), p3("p3");
-    f.state.compute_root()
-        .vectorize(d, vec, TailStrategy::GuardWithIf)
-        .fuse(qt, f.s, p1)
-        .fuse(p1, h, p2)
-        .fuse(p2, b, p3)
-        .parallel(p3);
+    f.state.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
+    fuseIntoParallel(f.state, {qt, f.s, h, b}, "p");
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
     splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
@@ -599,12 +604,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
                   std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
                   " query head(s) per K/V block");
   if (f.splits > 1) {
-    Var m1("m1"), m2("m2");
-    f.merged.compute_root()
-        .vectorize(d, vec, TailStrategy::GuardWithIf)
-        .fuse(qt, h, m1)
-        .fuse(m1, b, m2)
-        .parallel(m2);
+    f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
+    fuseIntoParallel(f.merged, {qt, h, b}, "m");
     // The vectors of a row unrolled inside the loop over the chunks: a loop
     // over them repeated its first vector when the last holds one value
     // (value_dim 17 on AVX-512: the 17th column stayed 0), as in
@@ -616,8 +617,7 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
       merge.unroll(dO);
     // One parallel loop over (tile, head, batch row): a loop over the batch
     // around a parallel one woke the threads B times per call.
-    Var u1("u1"), u2("u2");
-    merge.fuse(qt, h, u1).fuse(u1, b, u2).parallel(u2);
+    fuseIntoParallel(merge, {qt, h, b}, "u");
     notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
                     " key chunks' partial states");
   }

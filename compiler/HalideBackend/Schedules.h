@@ -59,6 +59,11 @@ void scheduleRowSums(Halide::Func sums, const Halide::Var &row, int rows,
 /// fused into one parallel loop.
 void scheduleMatrixProduct(Halide::Func p, int vec);
 
+/// The adjacent loops `vars` of `stage` (innermost first) fused into one
+/// parallel loop, the fused loops named `base`1, `base`2, ...
+void fuseIntoParallel(Halide::Stage stage, const std::vector<Halide::VarOrRVar> &vars,
+                      const std::string &base);
+
 /// The root-level stages every kernel shares: projections, positions,
 /// transposed weights, packed sequences' tables, cache writes.
 void scheduleRootStages(AlgorithmFuncs &f, int vec);
