@@ -212,9 +212,12 @@ private:
     // half as many rescalings of the state and switches between the K and V
     // streams (Zen 5, H=32, G=8, D=128, Lk=32768, f32: 1.25x faster than 128
     // keys prefetched in software; a contiguous cache of B=4 1.1-1.3x). A
-    // paged cache's pages are scattered: software prefetches stay.
+    // paged cache's pages are scattered: software prefetches stay. The
+    // additive score is bound by its W_k k products, not by reading K: its
+    // 128-key blocks keep two key chunks and W_k k per block (d2l's shape,
+    // Lk = 512: 2x slower with 256).
     if (rows > 0 && rows <= 32 && decodeRows == DecodeRows::HardwarePrefetch &&
-        !spec.cache.paged() && !config.backward) {
+        !spec.cache.paged() && !config.backward && spec.score != ScoreKind::Additive) {
       f.decodeRowsByHardware = true;
       f.blockK = 256;
     }

@@ -172,6 +172,35 @@ TEST(BackendDecodeAdditive, MatchesFloat64Reference) {
   }
 }
 
+// Decode left to the core's prefetchers (an AMD host) takes 256-key blocks
+// because it streams K and V; the additive score is bound by its W_k k
+// products instead, and keeps 128-key blocks in two chunks at d2l's Lk = 512
+// (with 256 its W_k k became one root buffer of every key: 2x slower).
+TEST(BackendDecodeBlocks, HardwarePrefetchLongBlocksOnlyForStreamingScores) {
+  KernelSpec spec;
+  spec.name = "decode_blocks";
+  spec.batch = {SizeSpec::Fixed, 64};
+  spec.headDim = spec.keyDim = spec.valueDim = 256;
+  spec.seqQ = {SizeSpec::Fixed, 1};
+  spec.seqK = {SizeSpec::Fixed, 512};
+  spec.score = ScoreKind::ScaledDot;
+  spec.scale = 1.0 / 16;
+  AlgorithmFuncs dot =
+      buildAlgorithm(test::lowerSpec(spec, "decode_blocks"), Halide::Target(),
+                     Bf16Products::None, DecodeRows::HardwarePrefetch);
+  EXPECT_TRUE(dot.decodeRowsByHardware);
+  EXPECT_EQ(dot.blockK, 256);
+  spec.score = ScoreKind::Additive;
+  spec.additiveHidden = 256;
+  spec.scale = 1.0;
+  AlgorithmFuncs additive =
+      buildAlgorithm(test::lowerSpec(spec, "decode_blocks"), Halide::Target(),
+                     Bf16Products::None, DecodeRows::HardwarePrefetch);
+  EXPECT_FALSE(additive.decodeRowsByHardware);
+  EXPECT_EQ(additive.blockK, 128);
+  EXPECT_EQ(additive.splits, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, BackendDecode, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<DecodeCase> &info) {
                            return std::string(info.param.name);
