@@ -68,7 +68,7 @@ struct AlgorithmFuncs {
   // the row group hb (the query head when P = 1).
   Halide::Var d{"d"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, g{"g"};
   Halide::Var ii{"ii"}, qt{"qt"}, jj{"jj"}, kb{"kb"}, n{"n"}, m{"m"}, s{"s"};
-  Halide::RDom rd, rj, rs; // over D (dot), a key block, splits
+  Halide::RDom rd, rj, rs; // over D (dot), a key block, (value column, split)
   /// softmax_state's update domain: value columns rc (innermost) by a
   /// chunk's key blocks rk. The column is an RVar so the update may read a
   /// row's m, l and u at its last column (makeState).

@@ -610,9 +610,11 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     // over them repeated its first vector when the last holds one value
     // (value_dim 17 on AVX-512: the 17th column stayed 0), as in
     // splitStateVectors.
-    Var dO("dO"), dI("dI");
+    RVar dO("dO"), dI("dI");
     Stage merge = f.merged.update();
-    merge.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).reorder(dI, dO, f.rs.x);
+    merge.split(f.rs[0], dO, dI, vec, TailStrategy::GuardWithIf)
+        .vectorize(dI)
+        .reorder(dI, dO, f.rs[1]);
     if (dVectors <= 32)
       merge.unroll(dO);
     // One parallel loop over (tile, head, batch row): a loop over the batch

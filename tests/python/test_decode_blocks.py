@@ -38,3 +38,24 @@ def test_decode_under_a_window_matches_float64(mask):
     seen = (j <= i) & (i - j < 300) if mask.startswith("causal") else (j < 4) | (abs(i - j) < 100)
     ref = reference(q, k[:, :, seen], v[:, :, seen])[0]
     assert np.abs(out - ref).max() <= 1e-5
+
+
+@pytest.mark.parametrize("value_dim", [17, 33, 128])
+@pytest.mark.parametrize("sizes", ["fixed", "dynamic"])
+def test_decode_chunks_merge_every_value_column(value_dim, sizes):
+    # 8 key chunks merged column by column, their rescaling read at the row's
+    # last column: widths whose last vector holds one value (AVX-512: 17, 33)
+    # and a whole-vector one, with scores large enough that the chunks'
+    # maxima differ by more than exp's range.
+    lk = 5000
+    seq_k = "seq_k = %d" % lk if sizes == "fixed" else "seq_k = dynamic"
+    lib = attnc.compile("kernel k { heads = 4; kv_heads = 2; head_dim = 32; value_dim = %d; "
+                        "seq_q = 1; batch = 3; %s; outputs = out, lse }" % (value_dim, seq_k))
+    rng = np.random.default_rng(value_dim)
+    q = (rng.standard_normal((3, 4, 1, 32)) * 3).astype(np.float32)
+    k = rng.standard_normal((3, 2, lk, 32)).astype(np.float32)
+    v = rng.standard_normal((3, 2, lk, value_dim)).astype(np.float32)
+    out, lse = lib.k(q=q, k=k, v=v)
+    ref, _, ref_lse = reference(q, k, v)
+    assert np.abs(out - ref).max() <= 1e-5
+    assert np.abs(lse - ref_lse).max() <= 1e-5
