@@ -598,11 +598,13 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
         .parallel(qt);
     p.stateTask = LoopLevel(f.state, task);
   }
+  // A run-time seq_k fills as many chunks as its key blocks allow.
+  const std::string chunks = (Internal::is_const(f.chunks) ? "" : "up to ") +
+                             std::to_string(f.splits) + " key chunk";
   notes.push_back(std::string("softmax_state: ") +
                   (p.stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
                   " > rk > ii/" + std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
-                  std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
-                  " query head(s) per K/V block");
+                  chunks + "(s), " + std::to_string(f.groupP) + " query head(s) per K/V block");
   if (f.splits > 1) {
     f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
     fuseIntoParallel(f.merged, {qt, h, b}, "m");
@@ -620,8 +622,7 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     // One parallel loop over (tile, head, batch row): a loop over the batch
     // around a parallel one woke the threads B times per call.
     fuseIntoParallel(merge, {qt, h, b}, "u");
-    notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
-                    " key chunks' partial states");
+    notes.push_back("softmax_merged: compute_root, merges " + chunks + "s' partial states");
   }
 }
 
