@@ -826,6 +826,14 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   // The block's scores, max, exponentials and sum, per key block.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.compute_at(f.state, f.rk);
+  // Decode with a run-time chunk count (a run-time seq_k): bounds inference
+  // cannot tell that a chunk's key block is one kb, so the block Funcs were
+  // sized per block from run-time bounds, a malloc and a free each (7,000 per
+  // call of a B=4 paged decode at L=4096); stored per task instead (one
+  // allocation each; fixed sizes keep theirs on the stack).
+  if (f.splits > 1 && !Internal::is_const(f.chunks))
+    for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
+      fn.store_at(LoopLevel(f.state, f.qt));
   if (p.rowVectors) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
