@@ -826,6 +826,12 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   // The block's scores, max, exponentials and sum, per key block.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.compute_at(f.state, f.rk);
+  // One query tile per key block: with run-time sizes bounds inference
+  // could only say "at most one", and the block's scores and exponentials
+  // (8 KiB each) were a malloc and a free per key block (38,000 per call of
+  // a dynamic causal N=2922 prefill); fixed extents put all four on the stack.
+  for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
+    fn.bound_extent(qt, 1);
   // Decode with a run-time chunk count (a run-time seq_k): bounds inference
   // cannot tell that a chunk's key block is one kb, so the block Funcs were
   // sized per block from run-time bounds, a malloc and a free each (7,000 per
