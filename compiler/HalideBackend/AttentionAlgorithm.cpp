@@ -1025,13 +1025,7 @@ private:
     f.nBlocks = (f.Lk + (f.blockK - 1)) / f.blockK;
     if (f.keyBand > 0) // the band's blocks (fewer if the keys are fewer)
       f.nBlocks = Halide::Internal::simplify(min(f.nBlocks, bandBlocks));
-    // A run-time seq_k is split as a fixed one would be: a short sequence
-    // fills fewer chunks, not eight mostly empty ones that would each be
-    // started and merged (decode at L=256, B=4, G=8, D=128: a tenth of the
-    // call).
-    f.chunks = f.splits == 1 ? Expr(1)
-                             : Halide::Internal::simplify(clamp(f.nBlocks / 2, 1, f.splits));
-    f.chunkBlocks = f.splits == 1 ? f.nBlocks : (f.nBlocks + (f.chunks - 1)) / f.chunks;
+    f.chunkBlocks = f.splits == 1 ? f.nBlocks : (f.nBlocks + (f.splits - 1)) / f.splits;
     // (The key block keeps the name of the one-dimensional domain it had.)
     f.stateDomain =
         RDom(Internal::ReductionDomain({{"rc", 0, f.Dv}, {"rk$x", 0, f.chunkBlocks}}));
@@ -1088,7 +1082,7 @@ private:
     // so the rescaling is computed once per row and chunk, not per vector of
     // columns (decode at L=256: the merge was a sixth of a call, 8 exponentials
     // and 16 divisions per row and chunk).
-    f.rs = RDom(Internal::ReductionDomain({{"mc", 0, f.Dv}, {"rs$x", 0, f.chunks}}));
+    f.rs = RDom(Internal::ReductionDomain({{"mc", 0, f.Dv}, {"rs$x", 0, f.splits}}));
     RVar mc = f.rs[0], chunk = f.rs[1];
     f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
     Tuple mergedRow = f.merged(f.Dv - 1, ii, qt, h, b);

@@ -46,9 +46,8 @@ struct AlgorithmFuncs {
   /// KV head (GQA) form one tile and each K/V block is loaded once for all of
   /// them. P = 1 (rows are queries, hb is the query head) unless grouped.
   int groupP = 1;
-  /// The key blocks are split into at most `splits` chunks with a partial
-  /// softmax state each, merged at the end (decode: the keys spread over
-  /// threads); `chunks` of them in a call (AlgorithmFuncs::chunks).
+  /// The key blocks are split into `splits` chunks with a partial softmax
+  /// state each, merged at the end (decode: the keys spread over threads).
   int splits = 1;
   /// Decode reads its K and V rows with no prefetch instructions of its own
   /// (DecodeRows::HardwarePrefetch): prefetchDecodeRows adds none.
@@ -254,9 +253,8 @@ struct AlgorithmFuncs {
 
   /// Sizes as Halide expressions (constants when fixed).
   Halide::Expr B, H, G, Lq, Lk, D, Dk, Dv;
-  /// Key blocks in all, the chunks of a split (two blocks each at least, at
-  /// most `splits`: a run-time count for a run-time seq_k), and per chunk.
-  Halide::Expr nBlocks, chunks, chunkBlocks;
+  /// Key blocks in all, and per chunk of a split.
+  Halide::Expr nBlocks, chunkBlocks;
 
   /// Key loops whose rows of K and V are prefetched ahead (Prefetches.h).
   std::vector<RowPrefetch> rowPrefetches;

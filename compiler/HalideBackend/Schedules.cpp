@@ -598,13 +598,11 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
         .parallel(qt);
     p.stateTask = LoopLevel(f.state, task);
   }
-  // A run-time seq_k fills as many chunks as its key blocks allow.
-  const std::string chunks = (Internal::is_const(f.chunks) ? "" : "up to ") +
-                             std::to_string(f.splits) + " key chunk";
   notes.push_back(std::string("softmax_state: ") +
                   (p.stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
                   " > rk > ii/" + std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
-                  chunks + "(s), " + std::to_string(f.groupP) + " query head(s) per K/V block");
+                  std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
+                  " query head(s) per K/V block");
   if (f.splits > 1) {
     f.merged.compute_root().vectorize(d, vec, TailStrategy::GuardWithIf);
     fuseIntoParallel(f.merged, {qt, h, b}, "m");
@@ -622,7 +620,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     // One parallel loop over (tile, head, batch row): a loop over the batch
     // around a parallel one woke the threads B times per call.
     fuseIntoParallel(merge, {qt, h, b}, "u");
-    notes.push_back("softmax_merged: compute_root, merges " + chunks + "s' partial states");
+    notes.push_back("softmax_merged: compute_root, merges the " + std::to_string(f.splits) +
+                    " key chunks' partial states");
   }
 }
 
@@ -832,14 +831,6 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   // a dynamic causal N=2922 prefill); fixed extents put all four on the stack.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.bound_extent(qt, 1);
-  // Decode with a run-time chunk count (a run-time seq_k): bounds inference
-  // cannot tell that a chunk's key block is one kb, so the block Funcs were
-  // sized per block from run-time bounds, a malloc and a free each (7,000 per
-  // call of a B=4 paged decode at L=4096); stored per task instead (one
-  // allocation each; fixed sizes keep theirs on the stack).
-  if (f.splits > 1 && !Internal::is_const(f.chunks))
-    for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
-      fn.store_at(LoopLevel(f.state, f.qt));
   if (p.rowVectors) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
