@@ -1001,6 +1001,13 @@ private:
     return {select(oldWins, 1.0f, e), select(oldWins, e, 1.0f)};
   }
 
+  /// A state (m, l, acc, u) of one value column: acc from `column`, m, l and
+  /// u from `row`, the same state read at the row's last column (see
+  /// makeState: the rescaling is then computed once per row, not per vector).
+  static Tuple atColumn(const Tuple &row, const Tuple &column) {
+    return Tuple(row[0], row[1], column[2], row[3]);
+  }
+
   /// The state absorbs a key block with maximum mPart, sum lPart <= 1/2 and
   /// weighted values accPart (in units of 1).
   static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
@@ -1067,7 +1074,7 @@ private:
     Tuple column = f.state(f.rc, ii, qt, s, h, b);
     Tuple row = f.state(f.Dv - 1, ii, qt, s, h, b);
     f.state(f.rc, ii, qt, s, h, b) =
-        absorb(Tuple(row[0], row[1], column[2], row[3]), f.blockMax(ii, qt, kbA, h, b),
+        absorb(atColumn(row, column), f.blockMax(ii, qt, kbA, h, b),
                f.blockSum(ii, qt, kbA, h, b), f.blockPV(f.rc, ii, qt, kbA, h, b));
     f.state.update().allow_race_conditions();
 
@@ -1085,11 +1092,10 @@ private:
     f.rs = RDom(Internal::ReductionDomain({{"mc", 0, f.Dv}, {"rs$x", 0, f.splits}}));
     RVar mc = f.rs[0], chunk = f.rs[1];
     f.merged(d, ii, qt, h, b) = Tuple(kMaskedScore, 0.0f, 0.0f, 1.0f);
-    Tuple mergedRow = f.merged(f.Dv - 1, ii, qt, h, b);
-    Tuple partRow = f.state(f.Dv - 1, ii, qt, chunk, h, b);
-    f.merged(mc, ii, qt, h, b) = absorbState(
-        Tuple(mergedRow[0], mergedRow[1], f.merged(mc, ii, qt, h, b)[2], mergedRow[3]),
-        Tuple(partRow[0], partRow[1], f.state(mc, ii, qt, chunk, h, b)[2], partRow[3]));
+    f.merged(mc, ii, qt, h, b) =
+        absorbState(atColumn(f.merged(f.Dv - 1, ii, qt, h, b), f.merged(mc, ii, qt, h, b)),
+                    atColumn(f.state(f.Dv - 1, ii, qt, chunk, h, b),
+                             f.state(mc, ii, qt, chunk, h, b)));
     f.merged.update().allow_race_conditions();
   }
 
