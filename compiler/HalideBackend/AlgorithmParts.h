@@ -115,6 +115,7 @@ struct MaskInputs {
 struct MaskParts {
   Halide::Expr visible;      // per (i, j) of `env`, ANDed over the terms
   Halide::Expr blockVisible; // conservative per (qt, kb, b); undefined when every block counts
+  Halide::Expr keysEnd;      // one past the last key a row of tile qt sees (per qt, b); undefined: unbounded
 };
 
 /// The visibility of key env.j for query env.i, and which key blocks of a

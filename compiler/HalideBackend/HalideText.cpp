@@ -145,6 +145,11 @@ std::string printHalide(const AlgorithmFuncs &f) {
   if (blocks.defined() && blocks.domain().predicate().defined() &&
       !is_const_one(blocks.domain().predicate()))
     os << "  where (key-block skipping) " << blocks.domain().predicate() << "\n";
+  // The keys of a block that are visited (a cache's length, a causal tile's
+  // last key).
+  if (f.rj.defined() && f.rj.domain().predicate().defined() &&
+      !is_const_one(f.rj.domain().predicate()))
+    os << "  where (key loop) " << f.rj.domain().predicate() << "\n";
   if (f.isBackward())
     printGradients(os, f);
   os << "// schedule: " << f.policyName << "\n";

@@ -207,6 +207,11 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     andWith(blockVisible, r.jMin < boundValue(iv.hi, r.ipMax, validLenB));
   if (iv.lo.kind != KeyBound::None)
     andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
+  // Keys past the tile's last visible key are masked for every row: the
+  // block's key loops stop there (the diagonal block of a causal tile).
+  Expr keysEnd;
+  if (!in.packed && iv.hi.kind != KeyBound::None)
+    keysEnd = boundValue(iv.hi, r.ipMax, validLenB);
   if (in.packed) {
     // The tile's key range: a condition Halide turns into the key loop's
     // bounds. A union has no interval; its terms' tests then skip blocks
@@ -216,7 +221,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     blockVisible = union_ && blockVisible.defined() ? range && (!oneSequence || blockVisible)
                                                     : range;
   }
-  return {visible, blockVisible};
+  return {visible, blockVisible, keysEnd};
 }
 
 } // namespace attnc::halide_backend
