@@ -225,12 +225,21 @@ private:
       f.blockK = (int)sizes.Lk;
     // Decode (all rows in one tile): only B x G tasks would exist, each
     // streaming its whole K/V; split the keys into chunks with partial
-    // softmax states so every thread streams a share, merged at the end.
+    // softmax states so that at least 32 tasks share the threads, merged at
+    // the end. Not more: every chunk is started and merged even when a short
+    // sequence leaves it empty (B=4, G=8, D=128 on 2 threads: 8 chunks took
+    // 1.3-1.7x the time of one at 256-1024 cached keys, the same at 32768).
+    // A run-time batch counts as one sequence. (The additive score keeps
+    // its chunks: with one, W_k k became a root buffer of every key, 2x
+    // slower at d2l's shape.)
     if (rows > 0 && rows <= 32) {
-      f.splits = 8;
+      const int64_t pairs = std::max<int64_t>(1, sizes.B) * (sizes.H / f.groupP);
+      f.splits = 1;
+      while (f.splits < 8 && (pairs * f.splits < 32 || spec.score == ScoreKind::Additive))
+        f.splits *= 2;
       if (sizes.Lk > 0)
         f.splits = (int)std::max<int64_t>(
-            1, std::min<int64_t>(8, (sizes.Lk + f.blockK - 1) / f.blockK / 2));
+            1, std::min<int64_t>(f.splits, (sizes.Lk + f.blockK - 1) / f.blockK / 2));
     }
     chooseKeyBand();
   }
