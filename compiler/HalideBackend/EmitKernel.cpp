@@ -15,6 +15,7 @@
 #include "compiler/HalideBackend/HalfConversions.h"
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
+#include "compiler/HalideBackend/HalideWarnings.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/Prefetches.h"
 #include "compiler/HalideBackend/RunWrapper.h"
@@ -26,6 +27,8 @@
 #include "compiler/Support/StageTimes.h"
 #include "compiler/Support/Subprocess.h"
 #include "compiler/Support/TempFiles.h"
+
+#include <iostream>
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/LLVMContext.h>
@@ -189,7 +192,16 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       Halide::Pipeline pipeline = funcs->pipeline();
       addRowPrefetches(pipeline, funcs->rowPrefetches);
       QueryTileStages tileStages(queryTileStages(*funcs));
-      Halide::Module module = pipeline.compile_to_module(funcs->arguments(), config.name, target);
+      std::vector<std::string> warnings;
+      std::optional<Halide::Module> lowered;
+      {
+        HalideWarningScope collect(warnings);
+        lowered = pipeline.compile_to_module(funcs->arguments(), config.name, target);
+      }
+      Halide::Module module = *lowered;
+      for (const std::string &w : warnings)
+        if (!isUnreachableBoundsAssertion(w))
+          std::cerr << "attnc: warning: Halide, kernel '" << config.name << "': " << w << "\n";
       std::optional<Bf16Products> fallback = scalarBf16Fallback(*funcs, module);
       if (!fallback) {
         modules.push_back(module);

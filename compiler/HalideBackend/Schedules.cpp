@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/Schedules.h"
 #include "compiler/HalideBackend/BackendError.h"
+#include "compiler/HalideBackend/HalideWarnings.h"
 
 #include <mutex>
 #include <optional>
@@ -1142,34 +1143,6 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Targ
   f.scheduleNotes.push_back("block funcs: compute_at softmax_state.rk; nothing vectorized");
 }
 
-std::mutex &reporterMutex() {
-  static std::mutex m;
-  return m;
-}
-
-/// While alive, Halide's compile-time warnings are appended to a list and
-/// errors are thrown as CompileError (what Halide itself would throw).
-class WarningCollector : public CompileTimeErrorReporter {
-public:
-  explicit WarningCollector(std::vector<std::string> &warnings) : warnings(warnings) {
-    set_custom_compile_time_error_reporter(this);
-  }
-  ~WarningCollector() override { set_custom_compile_time_error_reporter(nullptr); }
-  void warning(const char *msg) override {
-    std::string text(msg);
-    while (!text.empty() && text.back() == '\n')
-      text.pop_back();
-    const std::string prefix = "Warning: ";
-    if (text.compare(0, prefix.size(), prefix) == 0)
-      text.erase(0, prefix.size());
-    warnings.push_back(text);
-  }
-  void error(const char *msg) override { throw CompileError(msg); }
-
-private:
-  std::vector<std::string> &warnings;
-};
-
 /// The autoscheduler tiles outputs with ShiftInwards splits sized for the
 /// estimates; a run with fewer rows than a tile (Lq < 16) would then write
 /// before the buffer's start. Guard every split of every output stage.
@@ -1205,8 +1178,7 @@ void scheduleAuto(AlgorithmFuncs &f, const AttentionConfig &, const Target &targ
   {
     // The autoscheduler's warnings ("Outer dim vectorization ...") would go
     // to the user's stderr; they belong with the schedule notes.
-    std::lock_guard<std::mutex> lock(reporterMutex());
-    WarningCollector collector(warnings);
+    HalideWarningScope collect(warnings);
     results = p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
   }
   guardOutputSplits(f);
