@@ -233,9 +233,9 @@ private:
     // its chunks: with one, W_k k became a root buffer of every key, 2x
     // slower at d2l's shape.)
     if (rows > 0 && rows <= 32) {
-      const int64_t pairs = std::max<int64_t>(1, sizes.B) * (sizes.H / f.groupP);
+      const int64_t tasksPerChunk = std::max<int64_t>(1, sizes.B) * (sizes.H / f.groupP);
       f.splits = 1;
-      while (f.splits < 8 && (pairs * f.splits < 32 || spec.score == ScoreKind::Additive))
+      while (f.splits < 8 && (tasksPerChunk * f.splits < 32 || spec.score == ScoreKind::Additive))
         f.splits *= 2;
       if (sizes.Lk > 0)
         f.splits = (int)std::max<int64_t>(
