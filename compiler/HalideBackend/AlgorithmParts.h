@@ -116,6 +116,7 @@ struct MaskParts {
   Halide::Expr visible;      // per (i, j) of `env`, ANDed over the terms
   Halide::Expr blockVisible; // conservative per (qt, kb, b); undefined when every block counts
   Halide::Expr keysEnd;      // one past the last key a row of tile qt sees (per qt, b); undefined: unbounded
+  Halide::Expr keysBegin;    // the first key a row of tile qt sees (packed: per qt); undefined: 0
 };
 
 /// The visibility of key env.j for query env.i, and which key blocks of a

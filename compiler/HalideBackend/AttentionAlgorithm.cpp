@@ -874,9 +874,13 @@ private:
       f.rj.where(f.blockFirstKey(f.kb) + f.rj < keys);
     // Nor does it go past the tile's last visible key (a causal tile's
     // diagonal block is cut after its last row's key, not computed whole
-    // and masked).
-    if (mask.keysEnd.defined() && f.splits == 1 && f.keyBand == 0 && !f.bf16Values)
-      f.rj.where(f.blockFirstKey(f.kb) + f.rj < mask.keysEnd);
+    // and masked), nor start before its first (a packed tile's).
+    if (f.splits == 1 && f.keyBand == 0 && !f.bf16Values) {
+      if (mask.keysEnd.defined())
+        f.rj.where(f.blockFirstKey(f.kb) + f.rj < mask.keysEnd);
+      if (mask.keysBegin.defined())
+        f.rj.where(f.blockFirstKey(f.kb) + f.rj >= mask.keysBegin);
+    }
     Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
                           : jA < keys && mask.visible;
     f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);

@@ -208,9 +208,15 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   if (iv.lo.kind != KeyBound::None)
     andWith(blockVisible, r.jMax >= boundValue(iv.lo, r.ipMin, validLenB));
   // Keys past the tile's last visible key are masked for every row: the
-  // block's key loops stop there (the diagonal block of a causal tile).
-  Expr keysEnd;
-  if (!in.packed && iv.hi.kind != KeyBound::None)
+  // block's key loops stop there (the diagonal block of a causal tile; a
+  // packed tile's sequences, whose neighbours' keys share its first and last
+  // blocks).
+  Expr keysEnd, keysBegin;
+  if (in.packed) {
+    keysBegin = keysLo;
+    keysEnd = keysHi;
+  }
+  else if (iv.hi.kind != KeyBound::None)
     keysEnd = boundValue(iv.hi, r.ipMax, validLenB);
   if (in.packed) {
     // The tile's key range: a condition Halide turns into the key loop's
@@ -221,7 +227,7 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     blockVisible = union_ && blockVisible.defined() ? range && (!oneSequence || blockVisible)
                                                     : range;
   }
-  return {visible, blockVisible, keysEnd};
+  return {visible, blockVisible, keysEnd, keysBegin};
 }
 
 } // namespace attnc::halide_backend
