@@ -146,7 +146,7 @@ std::string printHalide(const AlgorithmFuncs &f) {
       !is_const_one(blocks.domain().predicate()))
     os << "  where (key-block skipping) " << blocks.domain().predicate() << "\n";
   // The keys of a block that are visited (a cache's length, a causal tile's
-  // last key).
+  // last key, a packed tile's sequences).
   if (f.rj.defined() && f.rj.domain().predicate().defined() &&
       !is_const_one(f.rj.domain().predicate()))
     os << "  where (key loop) " << f.rj.domain().predicate() << "\n";
