@@ -241,10 +241,13 @@ private:
     // its chunks: with one, W_k k became a root buffer of every key, 2x
     // slower at d2l's shape.)
     if (rows > 0 && rows <= 32) {
-      const int64_t tasksPerChunk = std::max<int64_t>(1, sizes.B) * (sizes.H / f.groupP);
-      f.splits = 1;
-      while (f.splits < 8 && (tasksPerChunk * f.splits < 32 || spec.score == ScoreKind::Additive))
-        f.splits *= 2;
+      f.splits = 8;
+      if (spec.score != ScoreKind::Additive) {
+        const int64_t tasksPerChunk = std::max<int64_t>(1, sizes.B) * (sizes.H / f.groupP);
+        f.splits = 1;
+        while (f.splits < 8 && tasksPerChunk * f.splits < 32)
+          f.splits *= 2;
+      }
       if (sizes.Lk > 0)
         f.splits = (int)std::max<int64_t>(
             1, std::min<int64_t>(f.splits, (sizes.Lk + f.blockK - 1) / f.blockK / 2));

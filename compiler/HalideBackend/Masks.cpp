@@ -214,12 +214,8 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
   // under a window: its two bounds doubled Halide's lowering of the
   // sliding-window expression (0.6 -> 1.3 s) for a block's worth of keys.
   Expr keysEnd, keysBegin;
-  if (in.packed) {
-    keysBegin = keysLo;
-    keysEnd = keysHi;
-  } else if (iv.hi.kind != KeyBound::None && iv.lo.kind == KeyBound::None) {
+  if (!in.packed && iv.hi.kind != KeyBound::None && iv.lo.kind == KeyBound::None)
     keysEnd = boundValue(iv.hi, r.ipMax, validLenB);
-  }
   if (in.packed) {
     // The tile's key range: a condition Halide turns into the key loop's
     // bounds. A union has no interval; its terms' tests then skip blocks
@@ -228,6 +224,8 @@ MaskParts buildMask(MaskInputs &in, const ExprEnv &env) {
     bool union_ = !config.kernel.maskGroups.empty();
     blockVisible = union_ && blockVisible.defined() ? range && (!oneSequence || blockVisible)
                                                     : range;
+    keysBegin = keysLo;
+    keysEnd = keysHi;
   }
   return {visible, blockVisible, keysEnd, keysBegin};
 }
