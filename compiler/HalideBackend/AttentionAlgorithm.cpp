@@ -216,6 +216,13 @@ private:
     if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) && !spec.packed &&
         !f.bf16Values && !config.backward)
       f.blockK = 128;
+    // Short causal rows (a fixed seq_k of at most 128): blocks of 32 keys,
+    // one per 32-row tile's diagonal, so fewer and shorter key loops run
+    // over the same pairs (causal N=128, H=8, D=64 on Zen 4: 3.5% faster;
+    // N=512 was 4% slower with 32).
+    if (causalOnly && sizes.Lk > 0 && sizes.Lk <= 128 && rows >= 64 && !spec.packed &&
+        !config.backward)
+      f.blockK = 32;
     // Decode whose rows the core's prefetchers fetch: blocks of 256 keys,
     // half as many rescalings of the state and switches between the K and V
     // streams (Zen 5, H=32, G=8, D=128, Lk=32768, f32: 1.25x faster than 128
@@ -573,6 +580,52 @@ private:
     return p;
   }
 
+  /// One of the projections stackedProjections computes together.
+  struct StackedPart {
+    const char *weight, *bias, *name;
+    bool hasBias;
+    Expr heads;
+  };
+
+  /// Projections of one input with one head width as one matrix product
+  /// over their heads stacked: the weight panels of the first part's heads,
+  /// then the next part's (the packing of nn.MultiheadAttention's
+  /// in_proj_weight). One micro-kernel and one parallel loop instead of one
+  /// per part: Halide and LLVM compile a third of the code for q, k and v
+  /// (rope_llama 1.49 -> 1.37 CPU s; MHA with projections runs as fast, its
+  /// output bit-identical). Returns each part as (d, row, head, b).
+  std::vector<Func> stackedProjections(Func x, const std::vector<StackedPart> &parts,
+                                       const Expr &width, int64_t inWidth,
+                                       const std::string &name) {
+    Func panels = exactFunc("w_" + name + "_t"); // (d, m, head), as headPanels
+    panels(f.d, f.m, f.h) = undef(Float(32));
+    std::vector<Expr> firstHead{Expr(0)};
+    for (const StackedPart &part : parts)
+      firstHead.push_back(simplify(firstHead.back() + part.heads));
+    Expr start; // where each head's sum starts: its part's bias, or 0
+    for (size_t k = parts.size(); k-- > 0;) {
+      const StackedPart &part = parts[k];
+      RDom r(0, part.heads, std::string(part.weight) + "_heads");
+      panels(f.d, f.m, firstHead[k] + r) = widened(param(part.weight)(f.m, r * width + f.d));
+      Expr head = clamp(f.h - firstHead[k], 0, part.heads - 1);
+      Expr bias = part.hasBias ? widened(param(part.bias)(head * width + f.d)) : Expr(0.0f);
+      start = start.defined() ? select(f.h < firstHead[k + 1], bias, start) : bias;
+    }
+    f.weightTransposes.push_back(panels);
+    RDom r(0, (int32_t)inWidth, name + "_proj_r");
+    Func p = exactFunc(name + "_proj");
+    p(f.d, f.i, f.h, f.b) = simplify(start);
+    p(f.d, f.i, f.h, f.b) += x(r, f.i, f.b) * panels(f.d, r, f.h);
+    f.precomputed.push_back(p);
+    std::vector<Func> projected;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      Func part = exactFunc(parts[k].name);
+      part(f.d, f.i, f.h, f.b) = p(f.d, f.i, f.h + firstHead[k], f.b);
+      projected.push_back(part);
+    }
+    return projected;
+  }
+
   /// q, k and v projected from x (or x_q, x_kv), per head: (d, row, head, b).
   std::tuple<Func, Func, Func> projections() {
     bool self = spec.project == ProjectKind::SelfQKV || spec.project == ProjectKind::SelfQKVOut;
@@ -581,6 +634,19 @@ private:
     Func xkv = self ? xq : positioned("x_kv", kvWidth);
     f.xQuery = xq;
     f.xKeys = xkv;
+    const StackedPart q{"w_q", "b_q", "q_proj", spec.projBias.q, f.H},
+        k{"w_k", "b_k", "k_proj", spec.projBias.k, f.G},
+        v{"w_v", "b_v", "v_proj", spec.projBias.v, f.G};
+    const bool sameWidth = can_prove(f.Dk == f.Dv);
+    if (self && sameWidth && can_prove(f.D == f.Dk) && !weightsInPlace(spec.modelDim)) {
+      std::vector<Func> qkv = stackedProjections(xq, {q, k, v}, f.D, spec.modelDim, "qkv");
+      return {qkv[0], qkv[1], qkv[2]};
+    }
+    if (sameWidth && !weightsInPlace(kvWidth)) {
+      std::vector<Func> kv = stackedProjections(xkv, {k, v}, f.Dk, kvWidth, "kv");
+      return {project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim), kv[0],
+              kv[1]};
+    }
     return {project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim),
             project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth),
             project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth)};

@@ -299,6 +299,19 @@ void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
   for (Func t : f.weightTransposes) {
     std::vector<Var> args = t.args();
     Var n = args[0], m = args[1], no("no"), mo("mo"), ni("ni"), mi("mi"), task("task");
+    if (t.has_update_definition()) { // packed panels: one update per weight
+      t.compute_root();
+      for (int k = 0; k < t.num_update_definitions(); ++k) {
+        RVar head(t.function().update(k).schedule().rvars().front().var);
+        t.update(k)
+            .tile(n, m, no, mo, ni, mi, vec, vec, TailStrategy::GuardWithIf)
+            .reorder(ni, mi, no, head, mo)
+            .vectorize(ni)
+            .unroll(mi)
+            .parallel(mo);
+      }
+      continue;
+    }
     t.compute_root()
         .tile(n, m, no, mo, ni, mi, vec, vec, TailStrategy::GuardWithIf)
         .vectorize(ni)
