@@ -218,7 +218,7 @@ private:
       f.blockK = 128;
     // Short causal rows (a fixed seq_k of at most 128): blocks of 32 keys,
     // one per 32-row tile's diagonal, so fewer and shorter key loops run
-    // over the same pairs (causal N=128, H=8, D=64 on Zen 4: 3.5% faster;
+    // over the same pairs (causal N=128, H=8, D=64 on Zen 4: 1-4% faster;
     // N=512 was 4% slower with 32).
     if (causalOnly && sizes.Lk > 0 && sizes.Lk <= 128 && rows >= 64 && !spec.packed &&
         !config.backward)
@@ -592,7 +592,7 @@ private:
   /// then the next part's (the packing of nn.MultiheadAttention's
   /// in_proj_weight). One micro-kernel and one parallel loop instead of one
   /// per part: Halide and LLVM compile a third of the code for q, k and v
-  /// (rope_llama 1.49 -> 1.37 CPU s; MHA with projections runs as fast, its
+  /// (rope_llama 1.51 -> 1.39 CPU s; MHA with projections runs as fast, its
   /// output bit-identical). Returns each part as (d, row, head, b).
   std::vector<Func> stackedProjections(Func x, const std::vector<StackedPart> &parts,
                                        const Expr &width, int64_t inWidth,

@@ -294,12 +294,14 @@ void scheduleCacheWrites(AlgorithmFuncs &f, int vec) {
 
 /// Projection weights transposed once per call, in vec x vec tiles: vectors
 /// of output columns (strided loads of the weight), the tile's rows
-/// unrolled, tiles of rows (of each head's panel) in parallel.
+/// unrolled, tiles of rows (of each head's panel) in parallel. Stacked
+/// panels (stackedProjections) are written by one update per weight, each
+/// tiled the same way over its heads.
 void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
   for (Func t : f.weightTransposes) {
     std::vector<Var> args = t.args();
     Var n = args[0], m = args[1], no("no"), mo("mo"), ni("ni"), mi("mi"), task("task");
-    if (t.has_update_definition()) { // packed panels: one update per weight
+    if (t.has_update_definition()) { // stacked panels: one update per weight
       t.compute_root();
       for (int k = 0; k < t.num_update_definitions(); ++k) {
         RVar head(t.function().update(k).schedule().rvars().front().var);
