@@ -642,14 +642,14 @@ private:
       std::vector<Func> qkv = stackedProjections(xq, {q, k, v}, f.D, spec.modelDim, "qkv");
       return {qkv[0], qkv[1], qkv[2]};
     }
-    if (sameWidth && !weightsInPlace(kvWidth)) {
-      std::vector<Func> kv = stackedProjections(xkv, {k, v}, f.Dk, kvWidth, "kv");
-      return {project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim), kv[0],
-              kv[1]};
-    }
-    return {project(xq, "w_q", "b_q", spec.projBias.q, f.D, "q_proj", spec.modelDim),
-            project(xkv, "w_k", "b_k", spec.projBias.k, f.Dk, "k_proj", kvWidth),
-            project(xkv, "w_v", "b_v", spec.projBias.v, f.Dv, "v_proj", kvWidth)};
+    std::vector<Func> kv;
+    if (sameWidth && !weightsInPlace(kvWidth))
+      kv = stackedProjections(xkv, {k, v}, f.Dk, kvWidth, "kv");
+    Func pq = project(xq, q.weight, q.bias, q.hasBias, f.D, q.name, spec.modelDim);
+    if (kv.empty())
+      kv = {project(xkv, k.weight, k.bias, k.hasBias, f.Dk, k.name, kvWidth),
+            project(xkv, v.weight, v.bias, v.hasBias, f.Dv, v.name, kvWidth)};
+    return {pq, kv[0], kv[1]};
   }
 
   void makeInputs() {
