@@ -1,7 +1,6 @@
 //===- EmitKernel.cpp - Artifacts from a file's kernels ------------------===//
 //
-// buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module
-// (lowered without asserts, BufferChecks.h adds the buffer checks back),
+// buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module,
 // Halide::link_modules, one LLVM module (plus RunWrapper's additions), then
 // the requested artifact: LLVM's object/assembly/IR writers, Halide's static
 // library writer, `cc -shared` for shared libraries (compiler/Support runs
@@ -13,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
-#include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/HalfConversions.h"
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
@@ -198,13 +196,9 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       std::optional<Halide::Module> lowered;
       {
         HalideWarningScope collect(warnings);
-        std::vector<Halide::Argument> arguments = funcs->arguments();
-        pipeline.add_custom_lowering_pass(
-            newBufferChecksPass(bufferArguments(arguments, funcs->outputs),
-                                target.maximum_buffer_size()));
-        lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
+        lowered = pipeline.compile_to_module(funcs->arguments(), config.name, target);
       }
-      Halide::Module module = retargeted(*lowered, target);
+      Halide::Module module = *lowered;
       for (const std::string &w : warnings)
         if (!isUnreachableBoundsAssertion(w))
           std::cerr << "attnc: warning: Halide, kernel '" << config.name << "': " << w << "\n";
