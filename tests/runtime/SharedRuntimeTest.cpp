@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <atomic>
 #include <string>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -173,6 +174,73 @@ TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
   EXPECT_NE(code, 0);
   EXPECT_EQ(printed, "Input buffer k is accessed at 2, which is beyond the max (1) in "
                      "dimension 1\n");
+}
+
+// Halide's calling convention checks every buffer before anything runs:
+// type, rank, the region each buffer is accessed in, null host pointers and
+// every shape constraint come back as Halide's error codes and messages, and
+// the output is left alone.
+TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
+  using TiedFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
+                         halide_buffer_t *);
+  auto tied = reinterpret_cast<TiedFn>(dlsym(firstHandle, "tied"));
+  ASSERT_NE(tied, nullptr);
+  std::vector<float> q(12, 0.5f), k(12, 0.5f), v(12, 0.5f), out(12, -7.0f);
+  struct Buffer {
+    halide_dimension_t dims[4];
+    halide_buffer_t b;
+  } bq, bk, bv, bout;
+  auto reset = [](Buffer &x, std::vector<float> &data) {
+    x.dims[0] = halide_dimension_t(0, 4, 1);
+    x.dims[1] = halide_dimension_t(0, 3, 4);
+    x.dims[2] = halide_dimension_t(0, 1, 12);
+    x.dims[3] = halide_dimension_t(0, 1, 12);
+    x.b = {};
+    x.b.host = reinterpret_cast<uint8_t *>(data.data());
+    x.b.type = halide_type_t(halide_type_float, 32);
+    x.b.dimensions = 4;
+    x.b.dim = x.dims;
+  };
+  auto call = [&](const std::function<void()> &spoil) {
+    reset(bq, q);
+    reset(bk, k);
+    reset(bv, v);
+    reset(bout, out);
+    spoil();
+    testing::internal::CaptureStderr();
+    int code = tied(&bq.b, &bk.b, &bv.b, &bout.b);
+    std::string printed = testing::internal::GetCapturedStderr();
+    return std::make_pair(code, printed);
+  };
+  struct Case {
+    std::function<void()> spoil;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[&] { bq.b.type = halide_type_t(halide_type_int, 32); },
+       "Input buffer q has type float32 but type of the buffer passed in is int32\n"},
+      {[&] { bk.b.dimensions = 3; },
+       "Input buffer k requires a buffer of exactly 4 dimensions, but the buffer passed in "
+       "has 3 dimensions\n"},
+      {[&] { bv.dims[0].min = 1; },
+       "Input buffer v is accessed at 0, which is before the min (1) in dimension 0\n"},
+      {[&] { bq.dims[1].stride = 5; }, "Constraint violated: q.stride.1 (5) == (q.extent.0*q.stride.0) (4)\n"},
+      {[&] { bout.dims[0].extent = 3; },
+       "Output buffer out is accessed at 3, which is beyond the max (2) in dimension 0\n"},
+      {[&] { bout.b.host = nullptr, bout.b.device = 1; },
+       "The host pointer of Output buffer out is null, but the pipeline will access it on "
+       "the host.\n"},
+  };
+  for (const Case &c : cases) {
+    auto [code, printed] = call(c.spoil);
+    EXPECT_NE(code, 0) << c.message;
+    EXPECT_EQ(printed, c.message);
+    EXPECT_EQ(out, std::vector<float>(12, -7.0f)) << c.message;
+  }
+  // The same buffers, unspoiled, run.
+  auto [code, printed] = call([] {});
+  EXPECT_EQ(code, 0) << printed;
+  EXPECT_NEAR(out[0], 0.5f, 1e-6f);
 }
 
 // Kernel buffers of 16 KiB or more are kept for the next call
