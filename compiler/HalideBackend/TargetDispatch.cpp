@@ -98,18 +98,20 @@ void dropTargetFlags(llvm::Module &module) {
 }
 
 /// Halide 14 names LLVM's "sapphirerapids" CPU for AVX512_SapphireRapids,
-/// which its host detection also picks for AMD's Zen 5 (AVX512-BF16 and
-/// AVX-VNNI). Zen 5 has neither AVX512-FP16 nor AMX, and LLVM uses FP16's
-/// vmovw for plain 16-bit moves: SIGILL there. So a variant may use only what
-/// requiredCpuFeatures makes the dispatcher check.
+/// which its host detection also picks for AMD's Zen 4 and Zen 5 (they have
+/// AVX512-BF16). Neither has AVX512-FP16 or AMX, and LLVM uses FP16's vmovw
+/// for plain 16-bit moves: SIGILL there. Zen 4 has no AVX-VNNI either (only
+/// AVX512-VNNI), and LLVM wrote int16 dot products with the VEX form of
+/// vpdpwssd: SIGILL in a backward additive kernel. So a variant may use only
+/// what requiredCpuFeatures makes the dispatcher check.
 std::string featuresWithoutUnchecked(const std::string &mcpu, const std::string &mattrs) {
   if (mcpu != "sapphirerapids")
     return mattrs;
   std::string out;
   for (const std::string &feature : splitList(mattrs))
-    if (!feature.empty() && feature.rfind("+amx", 0) != 0)
+    if (!feature.empty() && feature.rfind("+amx", 0) != 0 && feature != "+avxvnni")
       out += feature + ",";
-  return out + "-avx512fp16,-amx-tile,-amx-int8,-amx-bf16";
+  return out + "-avx512fp16,-avxvnni,-amx-tile,-amx-int8,-amx-bf16";
 }
 
 /// Renames NAME, NAME_argv (and NAME_metadata unless `keepMetadata`) to
