@@ -107,11 +107,18 @@ void dropTargetFlags(llvm::Module &module) {
 std::string featuresWithoutUnchecked(const std::string &mcpu, const std::string &mattrs) {
   if (mcpu != "sapphirerapids")
     return mattrs;
+  static const std::vector<std::string> unchecked = {"avx512fp16", "avxvnni", "amx-tile",
+                                                     "amx-int8", "amx-bf16"};
+  auto isUnchecked = [](const std::string &feature) {
+    return std::find(unchecked.begin(), unchecked.end(), feature.substr(1)) != unchecked.end();
+  };
   std::string out;
   for (const std::string &feature : splitList(mattrs))
-    if (!feature.empty() && feature.rfind("+amx", 0) != 0 && feature != "+avxvnni")
+    if (!feature.empty() && !(feature[0] == '+' && isUnchecked(feature)))
       out += feature + ",";
-  return out + "-avx512fp16,-avxvnni,-amx-tile,-amx-int8,-amx-bf16";
+  for (size_t i = 0; i < unchecked.size(); ++i)
+    out += (i ? ",-" : "-") + unchecked[i];
+  return out;
 }
 
 /// Renames NAME, NAME_argv (and NAME_metadata unless `keepMetadata`) to

@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <atomic>
-#include <string>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -75,6 +75,26 @@ protected:
   attn::Library first, second;
   void *firstHandle = nullptr, *secondHandle = nullptr;
 };
+
+/// The kernel `tied` (tests/runtime/Inputs/e2e.attn) in Halide's calling
+/// convention: q, k, v, out.
+using TiedFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
+                       halide_buffer_t *);
+
+/// A dense f32 buffer of shape [1, 1, rows, 4] over `data`, its dimensions
+/// (innermost first) in `dims`.
+halide_buffer_t rowsBuffer(std::vector<float> &data, int32_t rows, halide_dimension_t *dims) {
+  dims[0] = halide_dimension_t(0, 4, 1);
+  dims[1] = halide_dimension_t(0, rows, 4);
+  dims[2] = halide_dimension_t(0, 1, 4 * rows);
+  dims[3] = halide_dimension_t(0, 1, 4 * rows);
+  halide_buffer_t b = {};
+  b.host = reinterpret_cast<uint8_t *>(data.data());
+  b.type = halide_type_t(halide_type_float, 32);
+  b.dimensions = 4;
+  b.dim = dims;
+  return b;
+}
 
 } // namespace
 
@@ -147,27 +167,13 @@ TEST_F(SharedRuntime, EightThreadsRunKernelsOfBothLibrariesConcurrently) {
 // directly, outside attn_kernel_run, still reaches stderr as Halide's
 // default handler would print it.
 TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
-  using TiedFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
-                         halide_buffer_t *);
   auto tied = reinterpret_cast<TiedFn>(dlsym(firstHandle, "tied"));
   ASSERT_NE(tied, nullptr);
   // q, out: [1, 1, 3, 4]; k, v: [1, 1, 2, 4], but the kernel ties Lk to Lq.
   std::vector<float> q(12, 0.5f), k(8, 0.5f), v(8, 0.5f), out(12);
-  auto buffer = [](std::vector<float> &data, int32_t rows, halide_dimension_t *dims) {
-    dims[0] = halide_dimension_t(0, 4, 1);
-    dims[1] = halide_dimension_t(0, rows, 4);
-    dims[2] = halide_dimension_t(0, 1, 4 * rows);
-    dims[3] = halide_dimension_t(0, 1, 4 * rows);
-    halide_buffer_t b = {};
-    b.host = reinterpret_cast<uint8_t *>(data.data());
-    b.type = halide_type_t(halide_type_float, 32);
-    b.dimensions = 4;
-    b.dim = dims;
-    return b;
-  };
   halide_dimension_t dq[4], dk[4], dv[4], dout[4];
-  halide_buffer_t bq = buffer(q, 3, dq), bk = buffer(k, 2, dk), bv = buffer(v, 2, dv),
-                  bout = buffer(out, 3, dout);
+  halide_buffer_t bq = rowsBuffer(q, 3, dq), bk = rowsBuffer(k, 2, dk),
+                  bv = rowsBuffer(v, 2, dv), bout = rowsBuffer(out, 3, dout);
   testing::internal::CaptureStderr();
   int code = tied(&bq, &bk, &bv, &bout);
   std::string printed = testing::internal::GetCapturedStderr();
@@ -181,8 +187,6 @@ TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
 // every shape constraint come back as Halide's error codes and messages, and
 // the output is left alone.
 TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
-  using TiedFn = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
-                         halide_buffer_t *);
   auto tied = reinterpret_cast<TiedFn>(dlsym(firstHandle, "tied"));
   ASSERT_NE(tied, nullptr);
   std::vector<float> q(12, 0.5f), k(12, 0.5f), v(12, 0.5f), out(12, -7.0f);
@@ -190,17 +194,7 @@ TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
     halide_dimension_t dims[4];
     halide_buffer_t b;
   } bq, bk, bv, bout;
-  auto reset = [](Buffer &x, std::vector<float> &data) {
-    x.dims[0] = halide_dimension_t(0, 4, 1);
-    x.dims[1] = halide_dimension_t(0, 3, 4);
-    x.dims[2] = halide_dimension_t(0, 1, 12);
-    x.dims[3] = halide_dimension_t(0, 1, 12);
-    x.b = {};
-    x.b.host = reinterpret_cast<uint8_t *>(data.data());
-    x.b.type = halide_type_t(halide_type_float, 32);
-    x.b.dimensions = 4;
-    x.b.dim = x.dims;
-  };
+  auto reset = [](Buffer &x, std::vector<float> &data) { x.b = rowsBuffer(data, 3, x.dims); };
   auto call = [&](const std::function<void()> &spoil) {
     reset(bq, q);
     reset(bk, k);
@@ -224,7 +218,8 @@ TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
        "has 3 dimensions\n"},
       {[&] { bv.dims[0].min = 1; },
        "Input buffer v is accessed at 0, which is before the min (1) in dimension 0\n"},
-      {[&] { bq.dims[1].stride = 5; }, "Constraint violated: q.stride.1 (5) == (q.extent.0*q.stride.0) (4)\n"},
+      {[&] { bq.dims[1].stride = 5; },
+       "Constraint violated: q.stride.1 (5) == (q.extent.0*q.stride.0) (4)\n"},
       {[&] { bout.dims[0].extent = 3; },
        "Output buffer out is accessed at 3, which is beyond the max (2) in dimension 0\n"},
       {[&] { bout.b.host = nullptr, bout.b.device = 1; },
