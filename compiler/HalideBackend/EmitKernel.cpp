@@ -1,6 +1,7 @@
 //===- EmitKernel.cpp - Artifacts from a file's kernels ------------------===//
 //
-// buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module,
+// buildAlgorithm + applySchedule per kernel, Pipeline::compile_to_module
+// (lowered without asserts, BufferChecks.h adds the buffer checks back),
 // Halide::link_modules, one LLVM module (plus RunWrapper's additions), then
 // the requested artifact: LLVM's object/assembly/IR writers, Halide's static
 // library writer, `cc -shared` for shared libraries (compiler/Support runs
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
+#include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/HalfConversions.h"
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
@@ -196,9 +198,13 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
       std::optional<Halide::Module> lowered;
       {
         HalideWarningScope collect(warnings);
-        lowered = pipeline.compile_to_module(funcs->arguments(), config.name, target);
+        std::vector<Halide::Argument> arguments = funcs->arguments();
+        pipeline.add_custom_lowering_pass(
+            newBufferChecksPass(bufferArguments(arguments, funcs->outputs),
+                                target.maximum_buffer_size()));
+        lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
-      Halide::Module module = *lowered;
+      Halide::Module module = retargeted(*lowered, target);
       for (const std::string &w : warnings)
         if (!isUnreachableBoundsAssertion(w))
           std::cerr << "attnc: warning: Halide, kernel '" << config.name << "': " << w << "\n";

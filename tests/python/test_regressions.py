@@ -567,3 +567,18 @@ def test_decode_cache_of_thirty_three_values_compiles_in_seconds():
     start = time.monotonic()
     assert tester.run_kernel(K, source, trials, 259264337144413)[0] == "ok"
     assert time.monotonic() - start < 120
+
+
+def test_packed_additive_backward_keeps_its_key_gradient_loop():
+    # Seed 183739998708025 (2026-11-29): lowered without Halide's asserts, the
+    # backward of a packed bf16 layer (additive score, `prefix & sink(9)`,
+    # projections) lost the whole loop that sums dK and dV: d_x of its
+    # one-token sequence was 0. Halide 14's simplifier left the bounds of an
+    # empty, partitioned prologue loop ([0, -1]) in scope, found the next loop
+    # of that name out of bounds and dropped it (HalideFixes/SimplifyFor.cpp,
+    # unit HalideFixes.UnreachableLoopKeepsItsBoundsToItself). Checked against
+    # the tester's float64 reference.
+    import test_random_kernels as tester
+    K, source, trials = tester.gen_case(183739998708025)
+    assert "batch = packed" in source and "backward = true" in source
+    assert tester.run_kernel(K, source, trials, 183739998708025)[0] == "ok"

@@ -40,6 +40,7 @@ namespace fixes {
 /// One per file of this folder: referenced, they keep its object linked.
 void anchorSolveExpression();
 void anchorSimplifyIfThenElse();
+void anchorSimplifyFor();
 void anchorPartitionLoops();
 void anchorSimplifyCorrelatedDifferences();
 void anchorVectorizeAtomics();
@@ -49,6 +50,7 @@ void anchorVectorizeAtomics();
 inline void linkHalideFixes() {
   fixes::anchorSolveExpression();
   fixes::anchorSimplifyIfThenElse();
+  fixes::anchorSimplifyFor();
   fixes::anchorPartitionLoops();
   fixes::anchorSimplifyCorrelatedDifferences();
   fixes::anchorVectorizeAtomics();

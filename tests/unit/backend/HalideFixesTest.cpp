@@ -142,4 +142,53 @@ TEST(HalideFixes, SimplifiedIfWhoseBranchIsUnreachableIsANoOp) {
   EXPECT_TRUE(is_no_op(result)) << result;
 }
 
+bool hasStoreTo(const Stmt &s, const std::string &buffer) {
+  struct Finder : IRVisitor {
+    std::string buffer;
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const Store *op) override {
+      found |= op->name == buffer;
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder.buffer = buffer;
+  s.accept(&finder);
+  return finder.found;
+}
+
+TEST(HalideFixes, UnreachableLoopKeepsItsBoundsToItself) {
+  // Loop partitioning's pattern: an empty prologue `for (y, 0, 0)`, whose
+  // store to an allocation is out of bounds (y in [0, -1]) and so
+  // unreachable, then a loop of the same variable whose bounds the
+  // simplifier cannot tell. Halide 14 left the prologue's bounds in scope,
+  // found the second loop's load out of bounds too and dropped that loop.
+  Expr y = Variable::make(Int(32), "y");
+  Expr m = Variable::make(Int(32), "m"), n = Variable::make(Int(32), "n");
+  auto store = [&](const std::string &buffer, Expr value) {
+    return Store::make(buffer, std::move(value), y, Parameter(), const_true(), ModulusRemainder());
+  };
+  Expr load = Load::make(Int(32), "buf", y, Buffer<>(), Parameter(), const_true(),
+                         ModulusRemainder());
+  Stmt prologue = For::make("y", 0, 0, ForType::Serial, DeviceAPI::None, store("buf", 1));
+  Stmt steady = For::make("y", m, n, ForType::Serial, DeviceAPI::None, store("out", load));
+  Stmt s = Allocate::make("buf", Int(32), MemoryType::Auto, {4}, const_true(),
+                          Block::make(prologue, steady));
+  Stmt result = simplify(s);
+  EXPECT_TRUE(hasStoreTo(result, "out")) << result;
+  EXPECT_FALSE(hasStoreTo(result, "buf")) << result;
+}
+
+TEST(HalideFixes, LoopBoundsStillReachTheBody) {
+  // The fix's marker binding sits under the library's own: `y < 10` is
+  // still known true in `for (y, 0, 4)`.
+  Expr y = Variable::make(Int(32), "y");
+  Stmt body = IfThenElse::make(y < 10, Store::make("out", 1, y, Parameter(), const_true(),
+                                                   ModulusRemainder()));
+  Stmt result = simplify(For::make("y", 0, 4, ForType::Serial, DeviceAPI::None, body));
+  const For *loop = result.as<For>();
+  ASSERT_NE(loop, nullptr) << result;
+  EXPECT_NE(loop->body.as<Store>(), nullptr) << result;
+}
+
 } // namespace

@@ -1,0 +1,93 @@
+//===- SimplifyFor.cpp - Halide 14's simplifier, a loop's bounds kept inside it ===//
+//
+// Halide 14's Simplify::visit(const For *) pushes the loop variable's
+// bounds (when it knows some) and pops them after the body, except when the
+// body turned out unreachable: it then returns early and the bounds stay in
+// scope. After loop partitioning, a loop's prologue, steady state and
+// epilogue are sibling loops of one variable: an empty prologue (bounds
+// [0, -1], so every access is "out of bounds", so unreachable) left its
+// bounds to the next loop of that name whose own bounds the simplifier
+// could not tell, and that loop's loads were out of bounds too: the whole
+// loop nest was dropped. attnc met it in a packed additive backward kernel
+// lowered without Halide's asserts (d_kv's sums vanished, d_x was 0; the
+// asserts' `extent >= 0` made the steady state's bounds known, which hid
+// it). Halide fixed it upstream when the simplifier moved to
+// ConstantInterval (a scoped binding, #8222).
+//
+// libHalide14 calls Simplify::visit(const For *) through its PLT, so this
+// definition takes its place (see HalideFixes.h). Simplify is an internal
+// class that Halide.h does not declare: this wrapper pushes a marker binding
+// of "no bounds known" for the loop variable onto the simplifier's
+// `bounds_and_alignment_info`, calls the library's own, and pops bindings of
+// that name down to and including the marker. The member's offset (0x40:
+// two bools, then `Scope<VarInfo> var_info`) and ExprInfo's layout are
+// Halide v14.0.0's src/Simplify_Internal.h, checked against libHalide14's
+// code (`lea 0x40(%r15)` before its pop); unit
+// HalideFixes.UnreachableLoopKeepsItsBoundsToItself fails if they differ.
+//===----------------------------------------------------------------------===//
+#include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
+
+#include <Halide.h>
+
+#include <dlfcn.h>
+
+#include <cstdint>
+
+namespace attnc::halide_backend::fixes {
+void anchorSimplifyFor() {}
+} // namespace attnc::halide_backend::fixes
+
+// Simplify::visit(const For *), mangled.
+#define SIMPLIFY_FOR "_ZN6Halide8Internal8Simplify5visitEPKNS0_3ForE"
+
+namespace {
+
+using Halide::Internal::For;
+using Halide::Internal::ModulusRemainder;
+using Halide::Internal::Scope;
+using Halide::Internal::Stmt;
+
+/// Simplify::ExprInfo of Halide 14.0.0, field for field.
+struct ExprInfo14 {
+  int64_t min = 0, max = 0;
+  bool min_defined = false, max_defined = false;
+  ModulusRemainder alignment;
+};
+
+constexpr size_t boundsAndAlignmentInfoOffset = 0x40;
+
+/// A binding that says nothing (no bounds, any alignment), told apart by
+/// the values behind its undefined bounds (small: nothing overflows if a
+/// rule computes with them before it looks at the flags).
+ExprInfo14 marker() {
+  ExprInfo14 info;
+  info.min = -0x5eed;
+  info.max = 0x5eed;
+  return info;
+}
+
+bool isMarker(const ExprInfo14 &info) {
+  ExprInfo14 m = marker();
+  return !info.min_defined && !info.max_defined && info.min == m.min && info.max == m.max;
+}
+
+using SimplifyForFn = Stmt (*)(void *simplify, const For *op);
+
+} // namespace
+
+Stmt simplifyFor(void *simplify, const For *op) __asm__(SIMPLIFY_FOR);
+
+Stmt simplifyFor(void *simplify, const For *op) {
+  static const auto original = reinterpret_cast<SimplifyForFn>(dlsym(RTLD_NEXT, SIMPLIFY_FOR));
+  if (!original)
+    throw Halide::InternalError("attnc: libHalide14 has no Simplify::visit(const For *)");
+  auto &bounds = *reinterpret_cast<Scope<ExprInfo14> *>(static_cast<char *>(simplify) +
+                                                        boundsAndAlignmentInfoOffset);
+  bounds.push(op->name, marker());
+  Stmt result = original(simplify, op);
+  // Whatever the library left bound to the loop's name goes with the marker.
+  while (!isMarker(bounds.get(op->name)))
+    bounds.pop(op->name);
+  bounds.pop(op->name);
+  return result;
+}
