@@ -138,6 +138,16 @@ static std::vector<Config> buildConfigs() {
   equal.label = "MHA H=8 D=64 N=2922 causal, dynamic sizes (packed8's work)";
   all.push_back(equal);
 
+  // The fixed-size N=2048 kernels again with every size dynamic (issue 20:
+  // within 5% of the fixed ones).
+  for (bool causal : {false, true}) {
+    Config dynamic = sdpa(2048, causal, false);
+    dynamic.kernel = causal ? "mha_dyn_causal" : "mha_dyn";
+    dynamic.id = "mha_dyn_n2048" + std::string(causal ? "_causal" : "");
+    dynamic.label += ", dynamic sizes";
+    all.push_back(dynamic);
+  }
+
   // The head_dim most models use: a Llama-3-8B layer's prefill (GQA, causal).
   Config llama = sdpa(2048, true, false);
   llama.H = 32;
