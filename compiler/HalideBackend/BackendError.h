@@ -18,4 +18,13 @@ public:
       : std::runtime_error(message) {}
 };
 
+/// A request that cannot be carried out as given on the command line (an
+/// output path in a missing folder, a binary artifact to standard output, an
+/// unknown target, a schedule that cannot schedule the kernel): the driver
+/// reports it as a usage error (exit 2), not as a bug of attnc.
+class CommandLineError : public BackendError {
+public:
+  using BackendError::BackendError;
+};
+
 } // namespace attnc::halide_backend

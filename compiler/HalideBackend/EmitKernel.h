@@ -29,15 +29,6 @@ enum class Artifact {
   RuntimeObject
 };
 
-/// A request that cannot be carried out as given on the command line (an
-/// output path in a missing folder, a binary artifact to standard output, an
-/// unknown target): the driver reports it as a usage error (exit 2), not as
-/// a bug of attnc.
-class CommandLineError : public BackendError {
-public:
-  using BackendError::BackendError;
-};
-
 /// Emits one artifact holding every kernel of `configs` to `path` ("-" =
 /// stdout, text artifacts only). Throws BackendError (with a clear message) on
 /// any failure, EnvironmentError for the machine's (TMPDIR, disk, C compiler),
