@@ -439,6 +439,14 @@ void emit(const std::vector<AttentionConfig> &configs, const EmitOptions &option
   }
 }
 
+/// "a" or "a, b": the kernels of one artifact, for messages.
+std::string kernelNames(const std::vector<AttentionConfig> &configs) {
+  std::string names;
+  for (const AttentionConfig &config : configs)
+    names += (names.empty() ? "" : ", ") + config.name;
+  return names;
+}
+
 } // namespace
 
 Target parseTarget(const std::string &text, bool withRuntime) {
@@ -456,6 +464,11 @@ void emitArtifact(const std::vector<AttentionConfig> &configs, const EmitOptions
   } catch (const std::bad_alloc &) {
     throw;
   } catch (const Halide::CompileError &e) {
+    // The autoscheduler's choices are its own (window(256) at a fixed
+    // N=8192: a buffer past Halide's 2 GiB, whose size wraps negative).
+    if (options.schedule == SchedulePolicy::Auto)
+      refuseAutoSchedule(kernelNames(configs), "chose a schedule Halide cannot compile",
+                         e.what());
     throw BackendError(std::string("Halide compile error: ") + e.what());
   } catch (const Halide::RuntimeError &e) {
     throw BackendError(std::string("Halide runtime error: ") + e.what());

@@ -1197,20 +1197,13 @@ void scheduleAuto(AlgorithmFuncs &f, const AttentionConfig &, const Target &targ
     try {
       results = p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
     } catch (const Halide::Error &e) {
-      // Its own limits, not the kernel's fault nor attnc's: the update
-      // definitions of packed batches' tables and of paged caches' writes
-      // are beyond it (an internal assertion, RVars it cannot reorder).
-      std::string why = e.what();
-      why = why.substr(0, why.find('\n'));
-      while (!why.empty() && (why.back() == ' ' || why.back() == ':'))
-        why.pop_back();
-      if (why.rfind("Error: ", 0) == 0)
-        why = why.substr(7);
-      throw CommandLineError("kernel '" + f.name +
-                             "': Halide's autoscheduler (Mullapudi2016) cannot schedule it; it "
-                             "does not handle packed batches or paged KV caches. Use "
-                             "--schedule=tuned (the default) or --schedule=simple. Halide: " +
-                             why);
+      // The update definitions of packed batches' tables and of paged
+      // caches' writes are beyond it (an internal assertion, RVars it
+      // cannot reorder).
+      refuseAutoSchedule(f.name,
+                         "cannot schedule it; it does not handle packed batches or paged KV "
+                         "caches",
+                         e.what());
     }
   }
   guardOutputSplits(f);
@@ -1255,6 +1248,18 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
     throw BackendError("kernel '" + funcs.name + "': cannot apply the " +
                        std::string(toString(policy)) + " schedule: " + e.what());
   }
+}
+
+void refuseAutoSchedule(const std::string &kernel, const std::string &problem,
+                        const std::string &halideError) {
+  std::string why = halideError.substr(0, halideError.find('\n'));
+  while (!why.empty() && (why.back() == ' ' || why.back() == ':'))
+    why.pop_back();
+  if (why.rfind("Error: ", 0) == 0)
+    why = why.substr(7);
+  throw CommandLineError("kernel '" + kernel + "': Halide's autoscheduler (Mullapudi2016) " +
+                         problem + ". Use --schedule=tuned (the default) or --schedule=simple. " +
+                         "Halide: " + why);
 }
 
 } // namespace attnc::halide_backend

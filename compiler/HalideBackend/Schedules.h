@@ -21,6 +21,13 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
 
 const char *toString(SchedulePolicy policy);
 
+/// Halide's autoscheduler failed on kernel `kernel` (`problem`: what it could
+/// not do; `halideError`: Halide's message): a usage error naming the
+/// schedules that can, since the autoscheduler's limits are not the kernel's
+/// fault nor a bug of attnc's.
+[[noreturn]] void refuseAutoSchedule(const std::string &kernel, const std::string &problem,
+                                     const std::string &halideError);
+
 /// NAME_backward's schedule (GradientSchedule.cpp), for every policy.
 void scheduleGradients(AlgorithmFuncs &funcs, const AttentionConfig &config,
                        const Halide::Target &target);
