@@ -1194,17 +1194,7 @@ void scheduleAuto(AlgorithmFuncs &f, const AttentionConfig &, const Target &targ
     // The autoscheduler's warnings ("Outer dim vectorization ...") would go
     // to the user's stderr; they belong with the schedule notes.
     HalideWarningScope collect(warnings);
-    try {
-      results = p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
-    } catch (const Halide::Error &e) {
-      // The update definitions of packed batches' tables and of paged
-      // caches' writes are beyond it (an internal assertion, RVars it
-      // cannot reorder).
-      refuseAutoSchedule(f.name,
-                         "cannot schedule it; it does not handle packed batches or paged KV "
-                         "caches",
-                         e.what());
-    }
+    results = p.auto_schedule("Mullapudi2016", target, MachineParams(2, 32 * 1024 * 1024, 40));
   }
   guardOutputSplits(f);
   f.scheduleNotes.push_back("Mullapudi2016 autoscheduler, MachineParams(2, 32 MiB, 40):");
@@ -1245,6 +1235,14 @@ void applySchedule(AlgorithmFuncs &funcs, const AttentionConfig &config,
   } catch (const BackendError &) {
     throw;
   } catch (const Halide::Error &e) {
+    // The autoscheduler's limits are its own: the update definitions of
+    // packed batches' tables and of paged caches' writes are beyond it (an
+    // internal assertion, RVars it cannot reorder).
+    if (policy == SchedulePolicy::Auto && !funcs.isBackward())
+      refuseAutoSchedule(funcs.name,
+                         "cannot schedule it; it does not handle packed batches or paged KV "
+                         "caches",
+                         e.what());
     throw BackendError("kernel '" + funcs.name + "': cannot apply the " +
                        std::string(toString(policy)) + " schedule: " + e.what());
   }

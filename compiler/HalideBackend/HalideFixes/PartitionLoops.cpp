@@ -30,10 +30,9 @@
 // calls the library's own.
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
+#include "compiler/HalideBackend/HalideFixes/LibHalideOriginal.h"
 
 #include <Halide.h>
-
-#include <dlfcn.h>
 
 #include <algorithm>
 
@@ -176,9 +175,8 @@ private:
 Stmt partitionLoops(Stmt s) __asm__(PARTITION_LOOPS);
 
 Stmt partitionLoops(Stmt s) {
-  static const auto original = reinterpret_cast<PartitionLoops>(dlsym(RTLD_NEXT, PARTITION_LOOPS));
-  if (!original)
-    throw Halide::InternalError("attnc: libHalide14 has no partition_loops(Stmt)");
+  static const auto original = attnc::halide_backend::fixes::libHalideOriginal<PartitionLoops>(
+      PARTITION_LOOPS, "partition_loops(Stmt)");
   if (!attnc::halide_backend::current.tileDim.empty())
     s = HideTileBoundaries(attnc::halide_backend::current, original).mutate(s);
   return original(s);

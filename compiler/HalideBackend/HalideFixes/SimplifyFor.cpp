@@ -26,10 +26,9 @@
 // HalideFixes.UnreachableLoopKeepsItsBoundsToItself fails if they differ.
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
+#include "compiler/HalideBackend/HalideFixes/LibHalideOriginal.h"
 
 #include <Halide.h>
-
-#include <dlfcn.h>
 
 #include <cstdint>
 
@@ -78,9 +77,8 @@ using SimplifyForFn = Stmt (*)(void *simplify, const For *op);
 Stmt simplifyFor(void *simplify, const For *op) __asm__(SIMPLIFY_FOR);
 
 Stmt simplifyFor(void *simplify, const For *op) {
-  static const auto original = reinterpret_cast<SimplifyForFn>(dlsym(RTLD_NEXT, SIMPLIFY_FOR));
-  if (!original)
-    throw Halide::InternalError("attnc: libHalide14 has no Simplify::visit(const For *)");
+  static const auto original = attnc::halide_backend::fixes::libHalideOriginal<SimplifyForFn>(
+      SIMPLIFY_FOR, "Simplify::visit(const For *)");
   auto &bounds = *reinterpret_cast<Scope<ExprInfo14> *>(static_cast<char *>(simplify) +
                                                         boundsAndAlignmentInfoOffset);
   bounds.push(op->name, marker());

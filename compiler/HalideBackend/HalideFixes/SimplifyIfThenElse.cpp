@@ -18,10 +18,9 @@
 // then op).
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
+#include "compiler/HalideBackend/HalideFixes/LibHalideOriginal.h"
 
 #include <Halide.h>
-
-#include <dlfcn.h>
 
 namespace attnc::halide_backend::fixes {
 void anchorSimplifyIfThenElse() {}
@@ -44,9 +43,8 @@ Stmt simplifyIfThenElse(void *simplify, const IfThenElse *op) __asm__(SIMPLIFY_I
 
 Stmt simplifyIfThenElse(void *simplify, const IfThenElse *op) {
   static const auto original =
-      reinterpret_cast<SimplifyIfThenElse>(dlsym(RTLD_NEXT, SIMPLIFY_IF_THEN_ELSE));
-  if (!original)
-    throw Halide::InternalError("attnc: libHalide14 has no Simplify::visit(const IfThenElse *)");
+      attnc::halide_backend::fixes::libHalideOriginal<SimplifyIfThenElse>(
+          SIMPLIFY_IF_THEN_ELSE, "Simplify::visit(const IfThenElse *)");
   Stmt result = original(simplify, op);
   return result.defined() ? result : Halide::Internal::Evaluate::make(0);
 }

@@ -16,10 +16,9 @@
 // repeated terms again.
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
+#include "compiler/HalideBackend/HalideFixes/LibHalideOriginal.h"
 
 #include <Halide.h>
-
-#include <dlfcn.h>
 
 namespace attnc::halide_backend::fixes {
 void anchorVectorizeAtomics() {}
@@ -88,8 +87,7 @@ class AtomicIndicesWithoutLets : public IRMutator {
 Stmt vectorizeLoops(const Stmt &s, const Environment &env) __asm__(VECTORIZE_LOOPS);
 
 Stmt vectorizeLoops(const Stmt &s, const Environment &env) {
-  static const auto original = reinterpret_cast<VectorizeLoops>(dlsym(RTLD_NEXT, VECTORIZE_LOOPS));
-  if (!original)
-    throw Halide::InternalError("attnc: libHalide14 has no vectorize_loops(Stmt, env)");
+  static const auto original = attnc::halide_backend::fixes::libHalideOriginal<VectorizeLoops>(
+      VECTORIZE_LOOPS, "vectorize_loops(Stmt, env)");
   return original(AtomicIndicesWithoutLets().mutate(s), env);
 }
