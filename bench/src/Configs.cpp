@@ -137,6 +137,14 @@ static std::vector<Config> buildConfigs() {
   equal.id = equal.kernel = "mha_dyn_causal_n2922";
   equal.label = "MHA H=8 D=64 N=2922 causal, dynamic sizes (packed8's work)";
   all.push_back(equal);
+  // The same one sequence through the packed kernel: its token-major rows and
+  // their copies, without the batch's eight sequences (what packing itself costs).
+  Config single = packed;
+  single.seqLens = {2922};
+  single.Lq = single.Lk = 2922;
+  single.id = "packed1_causal_n2922";
+  single.label = "packed 1 seq of 2922 H=8 D=64 causal (packed8's work)";
+  all.push_back(single);
 
   // The fixed-size N=2048 kernels again with every size dynamic (issue 20:
   // within 5% of the fixed ones).
