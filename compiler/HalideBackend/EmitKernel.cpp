@@ -14,6 +14,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/BufferChecks.h"
+#include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/HalfConversions.h"
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideText.h"
@@ -246,17 +247,22 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
                                                 const std::vector<Target> &targets,
                                                 llvm::LLVMContext &ctx) {
   std::vector<Variant> variants;
+  // Each kernel, then the decode variants of cache kernels (DecodeDispatch.h).
+  std::vector<AttentionConfig> withVariants = configs;
+  for (AttentionConfig &variant : decodeVariants(configs))
+    withVariants.push_back(std::move(variant));
   std::vector<const AttentionConfig *> compiled;
   for (const Target &target : targets) {
     CompiledKernels kernels =
-        compileKernels(configs, options, target.with_feature(Target::NoRuntime), true);
+        compileKernels(withVariants, options, target.with_feature(Target::NoRuntime), true);
     StageTimer timer("LLVM IR, optimisation");
     variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
     lowerHalfConversions(*variants.back().module, target);
     keepPrefetchesInL2(*variants.back().module);
-    compiled = kernels.configs;
+    addDecodeDispatch(*variants.back().module, configs);
+    compiled.assign(kernels.configs.begin(), kernels.configs.begin() + configs.size());
   }
   // An empty Halide module: the runtime (unless no_runtime) and the flags of
   // the baseline target, which the object writer's target machine reads.
