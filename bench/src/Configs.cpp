@@ -218,6 +218,13 @@ static std::vector<Config> buildConfigs() {
   pagedBf16.label += ", bf16 K/V";
   pagedBf16.compareTo = paged.id;
   all.push_back(pagedBf16);
+  // The paged row through a kernel with a run-time seq_q, which serves prefill
+  // too (examples/generate): its decode variant is picked at Lq = 1.
+  Config pagedDyn = paged;
+  pagedDyn.id = pagedDyn.kernel = "decode_cache_paged16_b4_dyn";
+  pagedDyn.label += ", seq_q dynamic";
+  pagedDyn.compareTo = paged.id;
+  all.push_back(pagedDyn);
   Config unequal = cacheDecode("decode_cache_unequal", CacheKind::Paged,
                                {1024, 2048, 4096, 8192, 12288, 16384, 24576, 32767});
   unequal.label += ", 1k..32k cached + 1";
