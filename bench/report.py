@@ -226,6 +226,29 @@ def cache_notes(results):
     return notes
 
 
+def pair_lines(results):
+    """Rows timed again in alternation after every row (attnc-bench's pairs):
+    the ratios of the targets that compare two rows, free of the drift
+    between rows timed minutes apart."""
+    pairs = results.get("pairs") or []
+    if not pairs:
+        return []
+    by_id = {c["id"]: c for c in results["configs"]}
+    out = ["## Rows timed in alternation", "",
+           "After every row, each pair again, one call of each in turn (a, b, b, a, ...); medians. "
+           "*b / a*: b's time / a's time (a's speed-up over b).", "",
+           "| a | b | a ms | b ms | b / a | a GFLOP/s / b GFLOP/s | rounds |", "|---|---|---:|---:|---:|---:|---:|"]
+    for p in pairs:
+        a, b = by_id.get(p["a"]), by_id.get(p["b"])
+        if not a or not b:
+            continue
+        ta, tb = p["a_median_s"], p["b_median_s"]
+        gf = (a["flops"] / ta) / (b["flops"] / tb)
+        out.append("| `%s` | `%s` | %.3f | %.3f | %.3f | %.1f%% | %d |" % (
+            p["a"], p["b"], ta * 1e3, tb * 1e3, tb / ta, 100 * gf, p["rounds"]))
+    return out + [""]
+
+
 def python_overhead_table(results_dir):
     """The Python package's call overhead (python_overhead.py), if measured."""
     path = os.path.join(results_dir, "python_overhead.json")
@@ -298,6 +321,7 @@ def write_table(results_dir, results, torch, with_roofline):
     out += b_rows + [""]
     if b_notes:
         out += ["Notes:", ""] + ["- " + n for n in b_notes] + [""]
+    out += pair_lines(results)
     out += python_overhead_table(results_dir)
     out += backward_table(results_dir, results)
     if with_roofline:
@@ -363,6 +387,9 @@ def append_history(results_dir, results, torch):
         if blas:
             cell += ", %.2fx OpenBLAS" % (blas / t)
         cells.append("%s: %s" % (c["id"], cell))
+    for p in results.get("pairs") or []:
+        cells.append("%s / %s alternated: %.3f of its time" % (
+            p["a"], p["b"], p["a_median_s"] / p["b_median_s"]))
     commit = os.popen("git -C '%s' rev-parse --short HEAD 2>/dev/null" % os.path.dirname(
         os.path.abspath(__file__))).read().strip() or "?"
     new = not os.path.exists(path)

@@ -13,6 +13,8 @@
 #include "bench/src/ThreadPool.h"
 #include "bench/src/Timing.h"
 
+#include <functional>
+#include <set>
 #include <string>
 
 namespace attnc_bench {
@@ -25,6 +27,8 @@ struct Options {
   int threads = 1;
   double naiveMaxFlops = 10e9; // the naive loop is timed only up to this work
   bool torchInputs = true;     // write work/<id>/*.npy for torch_baseline.py
+  /// Rows whose kernel and inputs outlive benchConfig (ConfigResult::rerun).
+  std::set<std::string> keep;
 };
 
 struct ImplResult {
@@ -50,6 +54,9 @@ struct ConfigResult {
   /// page size (block x D x element bytes) in a shuffled order.
   double pagedReadGbs = 0;
   ImplResult attnc, naive, blas;
+  /// For rows in Options::keep whose attnc kernel ran right: one more call of
+  /// it on the same inputs (it owns them), for timeAlternately.
+  std::function<void()> rerun;
 };
 
 ConfigResult benchConfig(const Config &config, const Options &options,

@@ -120,6 +120,8 @@ static std::vector<Config> buildConfigs() {
     rope.rotary = true;
     rope.id = rope.kernel = "mha_n" + std::to_string(n) + "_causal_rotary";
     rope.label += " rotary";
+    if (n == 2048)
+      rope.alternateWith = "mha_n2048_causal"; // issue 13: rotary adds at most 5%
     all.push_back(rope);
   }
 
@@ -132,6 +134,7 @@ static std::vector<Config> buildConfigs() {
   packed.Lq = packed.Lk = cuSeqlens(packed).back(); // 6336 tokens
   packed.id = packed.kernel = "packed8_causal";
   packed.label = "packed 8 seqs 64..2048 H=8 D=64 causal";
+  packed.alternateWith = "mha_dyn_causal_n2922"; // issue 13: at least 90% of its GFLOP/s
   all.push_back(packed);
   Config equal = sdpa(2922, true, false);
   equal.id = equal.kernel = "mha_dyn_causal_n2922";
@@ -144,6 +147,7 @@ static std::vector<Config> buildConfigs() {
   single.Lq = single.Lk = 2922;
   single.id = "packed1_causal_n2922";
   single.label = "packed 1 seq of 2922 H=8 D=64 causal (packed8's work)";
+  single.alternateWith = "packed8_causal";
   all.push_back(single);
 
   // The fixed-size N=2048 kernels again with every size dynamic (issue 20:
@@ -153,6 +157,7 @@ static std::vector<Config> buildConfigs() {
     dynamic.kernel = causal ? "mha_dyn_causal" : "mha_dyn";
     dynamic.id = "mha_dyn_n2048" + std::string(causal ? "_causal" : "");
     dynamic.label += ", dynamic sizes";
+    dynamic.alternateWith = causal ? "mha_n2048_causal" : "mha_n2048"; // issue 20: within 5%
     all.push_back(dynamic);
   }
 
@@ -184,6 +189,7 @@ static std::vector<Config> buildConfigs() {
     half.dtype = half.kvDtype = Dtype::Bf16;
     half.id = half.kernel = half.id + "_bf16";
     half.label += ", bf16";
+    half.alternateWith = causal ? "mha_n2048_causal" : "mha_n2048"; // issue 14: 1.6x
     all.push_back(half);
   }
   Config f16 = sdpa(2048, false, false);
@@ -196,6 +202,7 @@ static std::vector<Config> buildConfigs() {
     cache.kvDtype = kv;
     cache.id = cache.kernel = cache.id + "_kv" + dtypeName(kv);
     cache.label += ", " + dtypeName(kv) + " K/V";
+    cache.alternateWith = "decode_lk32768_g8"; // issue 14: 1.8x
     all.push_back(cache);
   }
 

@@ -60,4 +60,29 @@ Timing timeIt(const std::function<void()> &fn, int minRuns, double targetSeconds
   return t;
 }
 
+PairTiming timeAlternately(const std::function<void()> &a, const std::function<void()> &b,
+                           double targetSeconds) {
+  auto once = [](const std::function<void()> &fn) {
+    double s = nowSeconds();
+    fn();
+    return nowSeconds() - s;
+  };
+  double warm = once(a) + once(b);
+  PairTiming t;
+  t.rounds = std::max(11, std::min(201, int(std::ceil(targetSeconds / std::max(warm, 1e-6)))));
+  std::vector<double> as, bs;
+  for (int r = 0; r < t.rounds; ++r) {
+    if (r % 2 == 0) {
+      as.push_back(once(a));
+      bs.push_back(once(b));
+    } else {
+      bs.push_back(once(b));
+      as.push_back(once(a));
+    }
+  }
+  t.aMedian = medianOf(as);
+  t.bMedian = medianOf(bs);
+  return t;
+}
+
 } // namespace attnc_bench

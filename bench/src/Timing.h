@@ -25,6 +25,16 @@ struct Timing {
 Timing timeIt(const std::function<void()> &fn, int minRuns = 5,
               double targetSeconds = 1.0);
 
+/// Two implementations timed in alternation (a, b, b, a, ...: a trend in the
+/// machine's speed falls on both alike), for a ratio that the drift between
+/// rows timed minutes apart does not move. The medians of each one's runs.
+struct PairTiming {
+  double aMedian = 0, bMedian = 0;
+  int rounds = 0;
+};
+PairTiming timeAlternately(const std::function<void()> &a, const std::function<void()> &b,
+                           double targetSeconds = 2.0);
+
 double nowSeconds();
 /// CPU time of the whole process (every thread), in seconds.
 double processCpuSeconds();

@@ -21,6 +21,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 
 using namespace attnc_bench;
@@ -183,12 +185,24 @@ int main(int argc, char **argv) {
   for (const Config &c : allConfigs())
     if ((!quick || c.quick) && (only.empty() || only.find("," + c.id + ",") != std::string::npos))
       chosen.push_back(&c);
+  // Rows timed again in alternation after all rows (Config::alternateWith).
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const Config *c : chosen)
+    for (const Config *other : chosen)
+      if (!c->alternateWith.empty() && other->id == c->alternateWith) {
+        pairs.emplace_back(c->id, other->id);
+        opt.keep.insert(c->id);
+        opt.keep.insert(other->id);
+      }
+  std::map<std::string, std::function<void()>> reruns;
   int index = 0;
   for (const Config *cp : chosen) {
     const Config &c = *cp;
     std::fprintf(stderr, "[%d/%zu] %s ...", ++index, chosen.size(), c.id.c_str());
     std::fflush(stderr);
     ConfigResult r = benchConfig(c, opt, all);
+    if (r.rerun)
+      reruns[c.id] = r.rerun;
     auto ms = [](const ImplResult &i) -> std::string {
       if (i.timed)
         return std::to_string(i.timing.median * 1e3).substr(0, 7) + " ms";
@@ -226,7 +240,21 @@ int main(int argc, char **argv) {
     writeImpl(j, "openblas", r.blas);
     j.endObject().endObject();
   }
+  j.endArray();
+  j.key("pairs").beginArray();
+  for (const auto &[a, b] : pairs) {
+    if (!reruns.count(a) || !reruns.count(b))
+      continue;
+    std::fprintf(stderr, "alternating %s and %s ...", a.c_str(), b.c_str());
+    std::fflush(stderr);
+    PairTiming t = timeAlternately(reruns[a], reruns[b]);
+    std::fprintf(stderr, " %.4g ms / %.4g ms (%d rounds)\n", t.aMedian * 1e3, t.bMedian * 1e3,
+                 t.rounds);
+    j.beginObject().field("a", a).field("b", b).field("a_median_s", t.aMedian)
+        .field("b_median_s", t.bMedian).field("rounds", t.rounds).endObject();
+  }
   j.endArray().endObject();
+  reruns.clear(); // the kept kernels and inputs, before the report is written
   std::ofstream(opt.outDir + "/results.json") << j.str() << "\n";
   std::fprintf(stderr, "attnc-bench: wrote %s/results.json\n", opt.outDir.c_str());
   return 0;
