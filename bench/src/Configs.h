@@ -57,9 +57,9 @@ struct Config {
   int64_t block = 0;               // CacheKind::Paged: rows per block
   std::vector<int64_t> cacheLens;  // cache_len per sequence
   std::string compareTo;           // report: the row this one is measured against
-  /// The row timed again in alternation with this one after every row has
+  /// The rows timed again in alternation with this one after every row has
   /// run (a ratio target between them: drift between rows cannot move it).
-  std::string alternateWith;
+  std::vector<std::string> alternateWith;
 
   int64_t keyDim() const { return D; }
   /// Sequence b of a cache configuration on its own, the plain Sdpa

@@ -188,12 +188,13 @@ int main(int argc, char **argv) {
   // Rows timed again in alternation after all rows (Config::alternateWith).
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const Config *c : chosen)
-    for (const Config *other : chosen)
-      if (!c->alternateWith.empty() && other->id == c->alternateWith) {
-        pairs.emplace_back(c->id, other->id);
-        opt.keep.insert(c->id);
-        opt.keep.insert(other->id);
-      }
+    for (const std::string &partner : c->alternateWith)
+      for (const Config *other : chosen)
+        if (other->id == partner) {
+          pairs.emplace_back(c->id, other->id);
+          opt.keep.insert(c->id);
+          opt.keep.insert(other->id);
+        }
   std::map<std::string, std::function<void()>> reruns;
   int index = 0;
   for (const Config *cp : chosen) {

@@ -70,18 +70,18 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
   auto *callDecode = llvm::BasicBlock::Create(ctx, "decode", fn);
   auto *callGeneral = llvm::BasicBlock::Create(ctx, "general", fn);
   auto *readDim = llvm::BasicBlock::Create(ctx, "read_dim", fn);
+  // A `type` at byte `offset` of the struct at `base`.
+  auto loadAt = [&](llvm::Type *type, llvm::Value *base, unsigned offset) {
+    llvm::Value *at = b.CreateConstGEP1_32(b.getInt8Ty(), base, offset);
+    return b.CreateLoad(type, b.CreatePointerCast(at, type->getPointerTo()));
+  };
   b.CreateCondBr(b.CreateIsNull(buffer), callGeneral, check);
   b.SetInsertPoint(check);
-  llvm::Value *rank = b.CreateLoad(
-      i32, b.CreatePointerCast(b.CreateConstGEP1_32(b.getInt8Ty(), buffer, 36), i32->getPointerTo()));
-  llvm::Value *dims = b.CreateLoad(
-      i8p, b.CreatePointerCast(b.CreateConstGEP1_32(b.getInt8Ty(), buffer, 40), i8p->getPointerTo()));
+  llvm::Value *rank = loadAt(i32, buffer, 36), *dims = loadAt(i8p, buffer, 40);
   b.CreateCondBr(b.CreateAnd(b.CreateICmpSGT(rank, b.getInt32(dim)), b.CreateIsNotNull(dims)),
                  readDim, callGeneral);
   b.SetInsertPoint(readDim);
-  llvm::Value *extent = b.CreateLoad(
-      i32, b.CreatePointerCast(b.CreateConstGEP1_32(b.getInt8Ty(), dims, 16 * dim + 4),
-                               i32->getPointerTo()));
+  llvm::Value *extent = loadAt(i32, dims, 16 * dim + 4);
   b.CreateCondBr(b.CreateICmpEQ(extent, b.getInt32(1)), callDecode, callGeneral);
   for (auto [block, target] : {std::pair{callDecode, decode}, std::pair{callGeneral, general}}) {
     b.SetInsertPoint(block);
