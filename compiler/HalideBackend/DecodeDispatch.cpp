@@ -1,13 +1,14 @@
 //===- DecodeDispatch.cpp - A decode variant of cache kernels, picked by Lq ----===//
 //
 // See DecodeDispatch.h. The dispatchers read the call's Lq from a
-// halide_buffer_t, whose layout is Halide's stable C ABI: `dimensions` at
-// byte 36, `dim` at byte 40, each halide_dimension_t 16 bytes with its
-// extent at byte 4.
+// halide_buffer_t through the struct types of Halide's own module
+// (halide_buffer_t's fields `dimensions` and `dim`, halide_dimension_t's
+// `extent`: Halide's stable C ABI).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/BackendError.h"
+#include "compiler/HalideBackend/TargetDispatch.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -18,6 +19,8 @@ namespace {
 
 const char *const kDecodeSuffix = "__lq1";
 const char *const kGeneralSuffix = "__lqn";
+// Field numbers of halide_buffer_t and halide_dimension_t (HalideRuntime.h).
+const unsigned kBufferDimensions = 5, kBufferDim = 6, kDimensionExtent = 1;
 
 bool hasDecodeVariant(const AttentionConfig &config) {
   const KernelDesc &k = config.kernel;
@@ -53,44 +56,49 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
   auto *fn = llvm::Function::Create(general->getFunctionType(), general->getLinkage(),
                                     name + part, module);
   fn->copyAttributesFrom(general);
+  // halide_buffer_t *, from the decode variant's parameter (NAME_argv's is void **).
+  llvm::Function *entry = module.getFunction(name + kDecodeSuffix);
+  if (!entry)
+    throw BackendError("internal error: kernel '" + name + "' lacks its decode variant");
+  auto *bufferPtr = llvm::cast<llvm::PointerType>(
+      entry->getFunctionType()->getParamType(position));
+  auto *bufferT = llvm::dyn_cast<llvm::StructType>(bufferPtr->getPointerElementType());
+  if (!bufferT || bufferT->isOpaque() || bufferT->getNumElements() <= kBufferDim)
+    throw BackendError("internal error: kernel '" + name + "' has no halide_buffer_t layout");
+  auto *dimPtr = llvm::cast<llvm::PointerType>(bufferT->getElementType(kBufferDim));
+  llvm::Type *dimT = dimPtr->getPointerElementType();
+
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
-  llvm::Type *i8p = b.getInt8PtrTy(), *i32 = b.getInt32Ty();
-  std::vector<llvm::Value *> args;
-  for (llvm::Argument &a : fn->args())
-    args.push_back(&a);
   // The buffer: argument `position`, or (NAME_argv(void **args)) args[position].
   llvm::Value *buffer;
   if (argv) {
-    llvm::Value *slots = b.CreatePointerCast(args[0], i8p->getPointerTo());
+    llvm::Type *i8p = b.getInt8PtrTy();
+    llvm::Value *slots = b.CreatePointerCast(fn->getArg(0), i8p->getPointerTo());
     buffer = b.CreateLoad(i8p, b.CreateConstGEP1_32(i8p, slots, position));
   } else {
-    buffer = b.CreatePointerCast(args.at(position), i8p);
+    buffer = fn->getArg(position);
   }
+  buffer = b.CreatePointerCast(buffer, bufferPtr);
   auto *check = llvm::BasicBlock::Create(ctx, "check_lq", fn);
   auto *callDecode = llvm::BasicBlock::Create(ctx, "decode", fn);
   auto *callGeneral = llvm::BasicBlock::Create(ctx, "general", fn);
   auto *readDim = llvm::BasicBlock::Create(ctx, "read_dim", fn);
-  // A `type` at byte `offset` of the struct at `base`.
-  auto loadAt = [&](llvm::Type *type, llvm::Value *base, unsigned offset) {
-    llvm::Value *at = b.CreateConstGEP1_32(b.getInt8Ty(), base, offset);
-    return b.CreateLoad(type, b.CreatePointerCast(at, type->getPointerTo()));
-  };
   b.CreateCondBr(b.CreateIsNull(buffer), callGeneral, check);
   b.SetInsertPoint(check);
-  llvm::Value *rank = loadAt(i32, buffer, 36), *dims = loadAt(i8p, buffer, 40);
+  llvm::Value *rank = b.CreateLoad(bufferT->getElementType(kBufferDimensions),
+                                   b.CreateStructGEP(bufferT, buffer, kBufferDimensions));
+  llvm::Value *dims = b.CreateLoad(dimPtr, b.CreateStructGEP(bufferT, buffer, kBufferDim));
   b.CreateCondBr(b.CreateAnd(b.CreateICmpSGT(rank, b.getInt32(dim)), b.CreateIsNotNull(dims)),
                  readDim, callGeneral);
   b.SetInsertPoint(readDim);
-  llvm::Value *extent = loadAt(i32, dims, 16 * dim + 4);
+  llvm::Value *extentAt =
+      b.CreateStructGEP(dimT, b.CreateConstGEP1_32(dimT, dims, dim), kDimensionExtent);
+  llvm::Value *extent = b.CreateLoad(b.getInt32Ty(), extentAt);
   b.CreateCondBr(b.CreateICmpEQ(extent, b.getInt32(1)), callDecode, callGeneral);
-  for (auto [block, target] : {std::pair{callDecode, decode}, std::pair{callGeneral, general}}) {
-    b.SetInsertPoint(block);
-    // Two Halide modules may name the buffer type differently: cast.
-    std::vector<llvm::Value *> cast;
-    for (size_t a = 0; a < args.size(); ++a)
-      cast.push_back(b.CreatePointerCast(args[a], target->getFunctionType()->getParamType(a)));
-    b.CreateRet(b.CreateCall(target->getFunctionType(), target, cast));
-  }
+  b.SetInsertPoint(callDecode);
+  returnCallWithArguments(b, fn, decode);
+  b.SetInsertPoint(callGeneral);
+  returnCallWithArguments(b, fn, general);
 }
 
 } // namespace

@@ -270,9 +270,6 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
   auto *fn = llvm::Function::Create(first->getFunctionType(), llvm::GlobalValue::ExternalLinkage,
                                     name + part, module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
-  std::vector<llvm::Value *> args;
-  for (llvm::Argument &a : fn->args())
-    args.push_back(&a);
   llvm::Value *features = b.CreateCall(cpuFeaturesFunction(module), {});
   for (size_t v = 0; v < masks.size(); ++v) {
     llvm::Function *variant = module.getFunction(name + "__v" + std::to_string(v) + part);
@@ -281,12 +278,7 @@ void addDispatcher(llvm::Module &module, const std::string &name, const std::str
     llvm::Value *need = b.getInt64(masks[v]);
     b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(features, need), need), call, next);
     b.SetInsertPoint(call);
-    // Each variant came from its own Halide module, so its buffer struct may
-    // be another (isomorphic) named type: cast the pointers.
-    std::vector<llvm::Value *> cast;
-    for (size_t a = 0; a < args.size(); ++a)
-      cast.push_back(b.CreatePointerCast(args[a], variant->getFunctionType()->getParamType(a)));
-    b.CreateRet(b.CreateCall(variant->getFunctionType(), variant, cast));
+    returnCallWithArguments(b, fn, variant);
     b.SetInsertPoint(next);
   }
   b.CreateRet(b.getInt32(kErrorMissingCpuFeatures));
@@ -402,6 +394,13 @@ Target baselineOf(const Target &target) {
     for (Target::Feature f : kIsaFeatures)
       base = base.without_feature(f);
   return base;
+}
+
+void returnCallWithArguments(llvm::IRBuilderBase &b, llvm::Function *fn, llvm::Function *callee) {
+  std::vector<llvm::Value *> args;
+  for (llvm::Argument &a : fn->args())
+    args.push_back(b.CreatePointerCast(&a, callee->getFunctionType()->getParamType(a.getArgNo())));
+  b.CreateRet(b.CreateCall(callee->getFunctionType(), callee, args));
 }
 
 void linkVariants(llvm::Module &base, std::vector<Variant> variants,

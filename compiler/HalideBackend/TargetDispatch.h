@@ -18,6 +18,8 @@
 #include <vector>
 
 namespace llvm {
+class Function;
+class IRBuilderBase;
 class LLVMContext;
 class Module;
 } // namespace llvm
@@ -87,5 +89,10 @@ void pinBaselineTarget(llvm::Module &module);
 /// `target` with every x86 instruction-set feature removed: the target of the
 /// Halide runtime and of the dispatch code.
 Halide::Target baselineOf(const Halide::Target &target);
+
+/// At `b`'s insertion point in dispatcher `fn`: `return callee(fn's arguments)`.
+/// Each variant came from its own Halide module, so its buffer struct may be
+/// another (isomorphic) named type: pointers are cast.
+void returnCallWithArguments(llvm::IRBuilderBase &b, llvm::Function *fn, llvm::Function *callee);
 
 } // namespace attnc::halide_backend
