@@ -126,14 +126,15 @@ namespace {
 class AlgorithmBuilder {
 public:
   AlgorithmBuilder(const AttentionConfig &config, AlgorithmFuncs &f, const Target &target,
-                   Bf16Products bf16, DecodeRows decodeRows)
+                   Bf16Products bf16, DecodeRows decodeRows, Bf16Rows bf16Rows)
       : config(config), spec(config.kernel), f(f), target(target), bf16(bf16),
-        decodeRows(decodeRows) {}
+        decodeRows(decodeRows), bf16Rows(bf16Rows) {}
 
   void build() {
     chooseTiles();
     f.bf16Products = bf16 != Bf16Products::None && bf16ProductsApply();
     f.bf16Values = f.bf16Products && bf16 == Bf16Products::ScoresAndValues;
+    f.evenOddLanes = evenOddLanes();
     makeParams();
     makeSizes();
     constrainParams();
@@ -153,6 +154,7 @@ private:
   const Target &target;
   Bf16Products bf16;
   DecodeRows decodeRows;
+  Bf16Rows bf16Rows;
   std::map<std::string, ImageParam> params;
   std::map<std::string, const ArgSpec *> argByName;
   std::optional<PackedSequences> packed; // batch = packed
@@ -900,6 +902,33 @@ private:
     return buildMask(in, env);
   }
 
+  /// AlgorithmFuncs::evenOddLanes: decode (a fixed tile of fewer rows than a
+  /// vector, whose Q.K^T and P.V the tuned schedule unrolls along d) reading
+  /// bf16 k and v rows in place, for a score that is a sum of q[c] k[c],
+  /// with head dims of whole chunks (at most 16 vectors, all unrolled), on
+  /// AVX-512 (AVX2's decode P.V keeps its sums in L1, in a loop along d).
+  int evenOddLanes() const {
+    if (bf16Rows != Bf16Rows::AsChannelPairs || spec.kvDtype != ElemType::BF16 ||
+        target.arch != Target::X86)
+      return 0;
+    const int lanes = target.natural_vector_size<float>();
+    KernelSizes sizes = spec.sizes();
+    const bool dotScore = spec.score == ScoreKind::Dot || spec.score == ScoreKind::ScaledDot ||
+                          spec.score == ScoreKind::General || spec.score == ScoreKind::Custom;
+    // (A cache's rows are read back as stored: projected and turned.)
+    const bool rowsInPlace = spec.cache.any() || (spec.project == ProjectKind::None &&
+                                                  spec.positional == PositionalKind::None &&
+                                                  !spec.packed);
+    const bool wholeChunks = sizes.Dk > 0 && sizes.Dk % (2 * lanes) == 0 &&
+                             sizes.Dk / lanes <= 16 && sizes.Dv > 0 &&
+                             sizes.Dv % (2 * lanes) == 0;
+    const bool decodeTile = sizes.Lq > 0 && sizes.Lq * f.groupP < 32 && f.tileQ % lanes != 0;
+    if (!f.bf16Products && !config.backward && dotScore && rowsInPlace && wholeChunks &&
+        decodeTile && lanes >= 16)
+      return lanes;
+    return 0;
+  }
+
   /// The KV head of row group hb.
   Expr kvHeadOf(const Expr &hb) {
     KernelSizes sizes = spec.sizes();
@@ -907,12 +936,12 @@ private:
   }
 
   void makeRowQueries() {
-    if (f.groupP == 1) {
+    if (f.groupP == 1 && !f.evenOddLanes) {
       f.qRow = f.qs;
       return;
     }
     Expr P = Expr((int32_t)f.groupP);
-    f.qRow(f.d, f.i, f.h, f.b) = f.qs(f.d, f.i / P, f.h * P + f.i % P, f.b);
+    f.qRow(f.d, f.i, f.h, f.b) = f.qs(f.channelAt(f.d), f.i / P, f.h * P + f.i % P, f.b);
   }
 
   /// qk of bf16Products: the raw q . k, summed over pairs of channels.
@@ -1000,7 +1029,7 @@ private:
       f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) += cast<float>(pair) * cast<float>(values);
     } else {
       f.blockPV(f.d, f.ii, f.qt, f.kb, f.h, f.b) +=
-          p * f.vIn(f.d, f.blockFirstKey(f.kb) + f.rj, kvHeadOf(f.h), f.b);
+          p * f.vIn(f.channelAt(f.d), f.blockFirstKey(f.kb) + f.rj, kvHeadOf(f.h), f.b);
     }
 
     keyBlockPredicate = mask.blockVisible; // in terms of (qt, kb, b)
@@ -1072,7 +1101,8 @@ private:
     f.sinkSum(f.ii, f.qt, f.h, f.b) = 0.0f;
     f.sinkSum(f.ii, f.qt, f.h, f.b) += p;
     f.sinkPV(f.d, f.ii, f.qt, f.h, f.b) = 0.0f;
-    f.sinkPV(f.d, f.ii, f.qt, f.h, f.b) += p * f.vIn(f.d, f.rsk, kvHeadOf(f.h), f.b);
+    f.sinkPV(f.d, f.ii, f.qt, f.h, f.b) +=
+        p * f.vIn(f.channelAt(f.d), f.rsk, kvHeadOf(f.h), f.b);
   }
 
   Expr keyBlockPredicate;
@@ -1239,7 +1269,7 @@ private:
 
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
-    Tuple st = mergedAt(d, i, h, b);
+    Tuple st = mergedAt(f.slotOf(d), i, h, b);
     f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
 
     bool outProj = spec.outputProjected();
@@ -1298,11 +1328,11 @@ private:
 } // namespace
 
 AlgorithmFuncs buildAlgorithm(const AttentionConfig &config, const Target &target,
-                              Bf16Products bf16, DecodeRows decodeRows) {
+                              Bf16Products bf16, DecodeRows decodeRows, Bf16Rows bf16Rows) {
   AlgorithmFuncs funcs;
   funcs.name = config.name;
   try {
-    AlgorithmBuilder(config, funcs, target, bf16, decodeRows).build();
+    AlgorithmBuilder(config, funcs, target, bf16, decodeRows, bf16Rows).build();
   } catch (const BackendError &) {
     throw;
   } catch (const Halide::Error &e) {

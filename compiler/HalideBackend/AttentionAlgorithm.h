@@ -62,6 +62,28 @@ struct AlgorithmFuncs {
   Halide::Expr blockFirstKey(const Halide::Expr &kb) const {
     return keyBase.defined() ? keyBase + kb * blockK : kb * blockK;
   }
+  /// Decode reading bf16 K and V rows in place (0: no; otherwise the vector
+  /// lanes): Q.K^T's sum and P.V's value columns, and with them the softmax
+  /// state and its merge, run over slots in the order a row's words hold
+  /// its channels, chunk by chunk of 2 x evenOddLanes channels: the chunk's
+  /// even channels, then its odd ones. Each vector of K or V is then widened
+  /// from its 32-bit words by one shift or one mask (Bf16PairLoads.h), not
+  /// by two instructions; the queries are stored in slot order, and `out`
+  /// reads the slots back in channel order.
+  int evenOddLanes = 0;
+  /// The channel slot s holds, and the slot of channel c.
+  Halide::Expr channelAt(const Halide::Expr &s) const {
+    if (!evenOddLanes)
+      return s;
+    const int lanes = evenOddLanes, chunk = 2 * evenOddLanes;
+    return s / chunk * chunk + s % lanes * 2 + s / lanes % 2;
+  }
+  Halide::Expr slotOf(const Halide::Expr &c) const {
+    if (!evenOddLanes)
+      return c;
+    const int lanes = evenOddLanes, chunk = 2 * evenOddLanes;
+    return c / chunk * chunk + c % 2 * lanes + c % chunk / 2;
+  }
 
   // Variables. Row r = qt * tileQ + ii, key j = blockFirstKey(kb) + jj, and key
   // block kb = s * chunkBlocks + rk. In the block Funcs `i` is the row and `h`
@@ -278,12 +300,18 @@ enum class Bf16Products { ScoresAndValues, ScoresOnly, None };
 /// in longer key blocks (decodeRowsByHardwareByDefault, TargetDispatch.h).
 enum class DecodeRows { SoftwarePrefetch, HardwarePrefetch };
 
+/// Whether decode may read bf16 K/V rows as pairs of channels
+/// (AlgorithmFuncs::evenOddLanes): for the tuned schedule, whose decode
+/// loops keep each vector's parity a constant that Bf16PairLoads can read.
+enum class Bf16Rows { InChannelOrder, AsChannelPairs };
+
 /// Builds the algorithm of one kernel for `target` (which only decides
 /// AlgorithmFuncs::bf16Products); throws BackendError on a config it cannot
 /// express. Makes no scheduling call.
 AlgorithmFuncs buildAlgorithm(const AttentionConfig &config,
                               const Halide::Target &target = Halide::Target(),
                               Bf16Products bf16 = Bf16Products::ScoresAndValues,
-                              DecodeRows decodeRows = DecodeRows::SoftwarePrefetch);
+                              DecodeRows decodeRows = DecodeRows::SoftwarePrefetch,
+                              Bf16Rows bf16Rows = Bf16Rows::InChannelOrder);
 
 } // namespace attnc::halide_backend

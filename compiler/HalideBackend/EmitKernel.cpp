@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
+#include "compiler/HalideBackend/Bf16PairLoads.h"
 #include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/HalfConversions.h"
@@ -186,7 +187,10 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
     for (;;) {
       {
         StageTimer timer("Halide algorithm, schedule");
-        funcs.emplace(buildAlgorithm(config, target, bf16, decodeRows));
+        const Bf16Rows bf16Rows = options.schedule == SchedulePolicy::Tuned
+                                      ? Bf16Rows::AsChannelPairs
+                                      : Bf16Rows::InChannelOrder;
+        funcs.emplace(buildAlgorithm(config, target, bf16, decodeRows, bf16Rows));
         applySchedule(*funcs, config, options.schedule, target);
       }
       if (!lower)
@@ -203,6 +207,10 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
         pipeline.add_custom_lowering_pass(
             newBufferChecksPass(bufferArguments(arguments, funcs->outputs),
                                 target.maximum_buffer_size()));
+        // evenOddLanes reads k and v, or the caches (rows of even width).
+        if (funcs->evenOddLanes)
+          pipeline.add_custom_lowering_pass(
+              newBf16PairLoadsPass({"k", "v", "k_cache", "v_cache"}));
         lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
       Halide::Module module = retargeted(*lowered, target);

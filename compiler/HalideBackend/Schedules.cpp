@@ -950,6 +950,11 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       // K/V: 9% faster on one thread).
       if (reduced / vec <= 16)
         lanes.update().unroll(rdo);
+      if (f.evenOddLanes)
+        notes.push_back("k, v: bf16 rows read as 32-bit words, each chunk of " +
+                        std::to_string(2 * f.evenOddLanes) +
+                        " channels as its even then its odd ones (a shift or a mask per "
+                        "vector)");
       if (f.decodeRowsByHardware)
         notes.push_back("k, v: rows read by the core's own prefetchers (no prefetch "
                         "instructions), key blocks of " + std::to_string(f.blockK));

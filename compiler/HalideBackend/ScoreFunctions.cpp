@@ -181,7 +181,10 @@ void defineScoreReduction(AlgorithmFuncs &f, const AttentionConfig &config, Func
   Expr g = f.h / (int32_t)(blockRows ? H / f.groupP / G : H / G);
   Func q = blockRows ? f.qRow : f.qs;
   qk(f.j, f.i, f.h, f.b) = 0.0f;
-  qk(f.j, f.i, f.h, f.b) += builderFor(config).term(f, config, q, g);
+  if (blockRows && f.evenOddLanes) // q_rows in slot order: k's channels to match
+    qk(f.j, f.i, f.h, f.b) += q(f.rd, f.i, f.h, f.b) * f.kIn(f.channelAt(f.rd), f.j, g, f.b);
+  else
+    qk(f.j, f.i, f.h, f.b) += builderFor(config).term(f, config, q, g);
 }
 
 ScoreParts finishScore(AlgorithmFuncs &f, const AttentionConfig &config, ExprEnv env,

@@ -191,3 +191,53 @@ def test_torch_caches_are_updated_in_place(kv):
         kv.contiguous(**dict(args, k_cache=torch.zeros(2, 2, 8, 5).transpose(2, 3)))
     with pytest.raises(ValueError, match="'v_cache' is in-out: dtype float64"):
         kv.contiguous(**dict(args, v_cache=args["v_cache"].double()))
+
+
+@pytest.mark.parametrize("cache", ["contiguous", "paged(block = 16)"])
+def test_bf16_cache_decode_reads_channel_pairs(cache):
+    # Decode steps (seq_q = 1) over bf16 caches of 64-channel rows, sequences
+    # of 0 to 300 cached tokens: the rows are read back as 32-bit words, each
+    # chunk's even channels then its odd ones (AlgorithmFuncs::evenOddLanes);
+    # out and lse against float64 of the same bf16 values.
+    B, H, G, D, Lmax, block = 3, 8, 2, 64, 320, 16
+    paged = cache.startswith("paged")
+    lib = attnc.compile(
+        "kernel c { heads = %d; kv_heads = %d; head_dim = %d; seq_q = 1; batch = %d; %s; "
+        "cache = %s; kv_dtype = bf16; mask = causal; outputs = out, lse }"
+        % (H, G, D, B, "" if paged else "seq_k = %d" % Lmax, cache))
+    rng = np.random.default_rng(11)
+    lens = np.array([0, 37, 300], dtype=np.int32)
+    steps = 2
+    keys = attnc.f32_to_bf16(rng.standard_normal((B, G, Lmax, D)).astype(np.float32))
+    values = attnc.f32_to_bf16(rng.standard_normal((B, G, Lmax, D)).astype(np.float32))
+    blocks = Lmax // block
+    table = rng.permutation(B * blocks).astype(np.int32).reshape(B, blocks)
+    if paged:  # the pool's block table[b, t // block] holds rows t of sequence b
+        k_cache = np.zeros((B * blocks, G, block, D), np.uint16)
+        v_cache = np.zeros_like(k_cache)
+        for b in range(B):
+            for t in range(lens[b]):
+                k_cache[table[b, t // block], :, t % block] = keys[b, :, t]
+                v_cache[table[b, t // block], :, t % block] = values[b, :, t]
+    else:
+        k_cache, v_cache = keys.copy(), values.copy()
+    wide_k, wide_v = (attnc.bf16_to_f32(x).astype(np.float64) for x in (keys, values))
+    for _ in range(steps):
+        q = rng.standard_normal((B, H, 1, D)).astype(np.float32)
+        new = dict(k=np.ascontiguousarray(np.stack([keys[b, :, lens[b]:lens[b] + 1]
+                                                     for b in range(B)])),
+                   v=np.ascontiguousarray(np.stack([values[b, :, lens[b]:lens[b] + 1]
+                                                     for b in range(B)])))
+        extra = dict(block_table=table) if paged else {}
+        out, lse = lib.c(q=q, k_cache=k_cache, v_cache=v_cache, cache_len=lens, **new, **extra)
+        for b in range(B):
+            seen = lens[b] + 1
+            kb = np.repeat(wide_k[b, :, :seen], H // G, axis=0)
+            vb = np.repeat(wide_v[b, :, :seen], H // G, axis=0)
+            s = np.einsum("hd,hjd->hj", q[b, :, 0].astype(np.float64), kb) / np.sqrt(D)
+            m = s.max(axis=-1, keepdims=True)
+            p = np.exp(s - m)
+            ref = np.einsum("hj,hjd->hd", p / p.sum(axis=-1, keepdims=True), vb)
+            assert np.abs(out[b, :, 0] - ref).max() <= 2e-5, b
+            assert np.abs(lse[b, :, 0] - (np.log(p.sum(axis=-1)) + m[:, 0])).max() <= 2e-5
+        lens = lens + 1

@@ -59,3 +59,55 @@ def test_decode_chunks_merge_every_value_column(value_dim, sizes):
     ref, _, ref_lse = reference(q, k, v)
     assert np.abs(out - ref).max() <= 1e-5
     assert np.abs(lse - ref_lse).max() <= 1e-5
+
+
+SCORES = {  # score line, raw score of float64 q [B,H,1,D], k [B,H,Lk,D], w [D,D]
+    "scaled_dot": ("scale = 0.125",
+                   lambda q, k, w: 0.125 * np.einsum("bhid,bhjd->bhij", q, k)),
+    "general": ("score = general; scale = 0.125",
+                lambda q, k, w: 0.125 * np.einsum("bhid,de,bhje->bhij", q, w, k)),
+    "expression": ("score = dot(q, k) * 0.1 + tanh(dot(q, k)); scale = 1",
+                   lambda q, k, w: (lambda d: d * 0.1 + np.tanh(d))(
+                       np.einsum("bhid,bhjd->bhij", q, k))),
+}
+
+
+@pytest.mark.parametrize("heads,kv_heads,head_dim,value_dim", [
+    (8, 2, 64, 64),     # GQA, 4 rows a tile: 2 chunks of 32 channels
+    (4, 4, 32, 96),     # MHA, one row a tile (its own q_rows), 3 chunks of values
+    (32, 8, 128, 128),  # Llama-3's decode
+    (2, 1, 256, 32),    # 16 vectors of keys, all unrolled
+])
+@pytest.mark.parametrize("score", sorted(SCORES))
+@pytest.mark.parametrize("sizes", ["fixed", "dynamic"])
+def test_bf16_kv_decode_read_as_channel_pairs(heads, kv_heads, head_dim, value_dim, score,
+                                              sizes):
+    # Decode with bf16 K/V rows sums its channels in the order of their
+    # 32-bit words, even channels then odd ones per chunk of 2 x 16 (AVX-512;
+    # AlgorithmFuncs::evenOddLanes), and writes out, weights and lse back in
+    # channel order: against float64 of the same bf16 values.
+    B, lk = 2, 1200
+    seq_k = "seq_k = %d" % lk if sizes == "fixed" else "seq_k = dynamic"
+    lib = attnc.compile(
+        "kernel k { heads = %d; kv_heads = %d; head_dim = %d; value_dim = %d; seq_q = 1; "
+        "batch = %d; %s; kv_dtype = bf16; %s; outputs = out, weights, lse }"
+        % (heads, kv_heads, head_dim, value_dim, B, seq_k, SCORES[score][0]))
+    rng = np.random.default_rng(head_dim + value_dim)
+    q = rng.standard_normal((B, heads, 1, head_dim)).astype(np.float32)
+    k = attnc.f32_to_bf16(rng.standard_normal((B, kv_heads, lk, head_dim)).astype(np.float32))
+    v = attnc.f32_to_bf16(rng.standard_normal((B, kv_heads, lk, value_dim)).astype(np.float32))
+    w = (rng.standard_normal((head_dim, head_dim)) * 0.2).astype(np.float32)
+    inputs = {"q": q, "k": k, "v": v}
+    if score == "general":
+        inputs["score_w"] = w
+    out, weights, lse = lib.k(**inputs)
+    q64, w64 = q.astype(np.float64), w.astype(np.float64)
+    k64, v64 = (np.repeat(attnc.bf16_to_f32(x).astype(np.float64), heads // kv_heads, axis=1)
+                for x in (k, v))
+    s = SCORES[score][1](q64, k64, w64)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    total = p.sum(axis=-1, keepdims=True)
+    ref = np.einsum("bhij,bhjd->bhid", p / total, v64)
+    assert np.abs(out - ref).max() <= 2e-5
+    assert np.abs(weights - p / total).max() <= 1e-5
+    assert np.abs(lse - (np.log(total[..., 0]) + s.max(axis=-1))).max() <= 2e-5
