@@ -111,3 +111,22 @@ def test_bf16_kv_decode_read_as_channel_pairs(heads, kv_heads, head_dim, value_d
     assert np.abs(out - ref).max() <= 2e-5
     assert np.abs(weights - p / total).max() <= 1e-5
     assert np.abs(lse - (np.log(total[..., 0]) + s.max(axis=-1))).max() <= 2e-5
+
+
+def test_bf16_kv_decode_channel_pairs_with_a_sink_prefix():
+    # 8 sequences x 8 KV heads fill the threads with one key chunk, so the
+    # union's sinks are the state's start (AlgorithmFuncs::sinkScore), whose
+    # P.V sums in slot order too.
+    B, H, G, D, lk = 8, 32, 8, 64, 1500
+    lib = attnc.compile("kernel k { heads = %d; kv_heads = %d; head_dim = %d; seq_q = 1; "
+                        "seq_k = %d; batch = %d; kv_dtype = bf16; "
+                        "mask = causal & (window(256) | sink(4)) }" % (H, G, D, lk, B))
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((B, H, 1, D)).astype(np.float32)
+    k = attnc.f32_to_bf16(rng.standard_normal((B, G, lk, D)).astype(np.float32))
+    v = attnc.f32_to_bf16(rng.standard_normal((B, G, lk, D)).astype(np.float32))
+    out = lib.k(q=q, k=k, v=v)
+    j, i = np.arange(lk), lk - 1
+    seen = (j <= i) & ((i - j < 256) | (j < 4))
+    wide_k, wide_v = (attnc.bf16_to_f32(x)[:, :, seen] for x in (k, v))
+    assert np.abs(out - reference(q, wide_k, wide_v)[0]).max() <= 2e-5
