@@ -21,11 +21,11 @@
 namespace attnc::halide_backend {
 
 /// A custom lowering pass (Pipeline::add_custom_lowering_pass): every
-/// `float32xN(b[ramp(x, 2, N)])` of a bf16 buffer b named in `buffers`
-/// whose x has a known parity (with b's mins at 0) becomes the N 32-bit words from b[x - x % 2]
-/// shifted left by 16 (x even) or masked to their high halves (x odd).
-/// The buffers' rows must be of an even number of channels, starting at
-/// even indices, so every word read is the pair of two channels of one row.
+/// `float32xN(b[ramp(x, 2, N)])` of a bf16 buffer b named in `buffers` whose
+/// x has a known parity (with b's mins at 0) becomes the N 32-bit words from
+/// b[x - x % 2] shifted left by 16 (x even) or masked to their high halves
+/// (x odd). The buffers' rows must be of an even number of channels, so
+/// every word read is the pair of two channels of one row.
 Halide::Internal::IRMutator *newBf16PairLoadsPass(std::set<std::string> buffers);
 
 } // namespace attnc::halide_backend
