@@ -240,8 +240,13 @@ private:
       // keys per block (Zen 4, H=32, G=8, D=128, Lk=32768: bf16 and f16 K/V
       // 5-7% faster in ten alternations; 1000 and 5000 cached keys 5-7%, 100
       // keys 0.12 -> 0.13 ms; seq_q = 2 5%; seq_q = 8, 32 rows, 1% slower, and
-      // float32 rows no faster).
-      f.blockK = spec.kvDtype != ElemType::F32 && rows <= 8 ? 512 : 256;
+      // float32 rows no faster). A fixed seq_k of 8192 keys or more, without a
+      // cache: 1024 (bf16 rows read as words, Lk=32768: 4.46-4.68 against
+      // 4.72-5.00 ms in five alternations, f16 1-11% faster in 3 of 4). Not
+      // for a run-time seq_k, which may be short (100 keys: 0.053 -> 0.074
+      // ms with 1024), nor caches (contiguous, B=4: no change).
+      const bool longFixedKeys = sizes.Lk >= 8192 && !spec.cache.any();
+      f.blockK = spec.kvDtype != ElemType::F32 && rows <= 8 ? (longFixedKeys ? 1024 : 512) : 256;
     }
     if (sizes.Lk > 0 && sizes.Lk < f.blockK)
       f.blockK = (int)sizes.Lk;
