@@ -130,3 +130,27 @@ def test_bf16_kv_decode_channel_pairs_with_a_sink_prefix():
     seen = (j <= i) & ((i - j < 256) | (j < 4))
     wide_k, wide_v = (attnc.bf16_to_f32(x)[:, :, seen] for x in (k, v))
     assert np.abs(out - reference(q, wide_k, wide_v)[0]).max() <= 2e-5
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "f16"])
+def test_long_fixed_16bit_decode_in_1024_key_blocks(kv_dtype):
+    # A fixed seq_k of 8192 or more reads 16-bit rows in 1024-key blocks where
+    # the core's prefetchers fetch them (`host` on an AMD core;
+    # AttentionAlgorithm.cpp chooseTiles); 9000 keys end in a partial block.
+    B, H, G, D, lk = 1, 8, 2, 64, 9000
+    lib = attnc.compile("kernel k { heads = %d; kv_heads = %d; head_dim = %d; seq_q = 1; "
+                        "seq_k = %d; batch = %d; kv_dtype = %s; outputs = out, lse }"
+                        % (H, G, D, lk, B, kv_dtype))
+    rng = np.random.default_rng(9)
+    q = (rng.standard_normal((B, H, 1, D)) * 2).astype(np.float32)
+    k, v = (rng.standard_normal((B, G, lk, D)).astype(np.float32) for _ in range(2))
+    if kv_dtype == "bf16":
+        k, v = attnc.f32_to_bf16(k), attnc.f32_to_bf16(v)
+        wide_k, wide_v = attnc.bf16_to_f32(k), attnc.bf16_to_f32(v)
+    else:
+        k, v = k.astype(np.float16), v.astype(np.float16)
+        wide_k, wide_v = k.astype(np.float32), v.astype(np.float32)
+    out, lse = lib.k(q=q, k=k, v=v)
+    ref, _, ref_lse = reference(q, wide_k, wide_v)
+    assert np.abs(out - ref).max() <= 2e-5
+    assert np.abs(lse - ref_lse).max() <= 2e-5
