@@ -927,7 +927,9 @@ private:
     const bool wholeChunks = sizes.Dk > 0 && sizes.Dk % (2 * lanes) == 0 &&
                              sizes.Dk / lanes <= 16 && sizes.Dv > 0 &&
                              sizes.Dv % (2 * lanes) == 0;
-    const bool decodeTile = sizes.Lq > 0 && sizes.Lq * f.groupP < 32 && f.tileQ % lanes != 0;
+    // A fixed row count of fewer than 32 is the tile (chooseTiles); not a
+    // multiple of the lanes, it takes the schedule's few-rows Q.K^T.
+    const bool decodeTile = f.tileQ % lanes != 0;
     if (!f.bf16Products && !config.backward && dotScore && rowsInPlace && wholeChunks &&
         decodeTile && lanes >= 16)
       return lanes;

@@ -184,12 +184,12 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
     const DecodeRows decodeRows = decodeRowsByHardwareByDefault(options.target)
                                       ? DecodeRows::HardwarePrefetch
                                       : DecodeRows::SoftwarePrefetch;
+    const Bf16Rows bf16Rows = options.schedule == SchedulePolicy::Tuned
+                                  ? Bf16Rows::AsChannelPairs
+                                  : Bf16Rows::InChannelOrder;
     for (;;) {
       {
         StageTimer timer("Halide algorithm, schedule");
-        const Bf16Rows bf16Rows = options.schedule == SchedulePolicy::Tuned
-                                      ? Bf16Rows::AsChannelPairs
-                                      : Bf16Rows::InChannelOrder;
         funcs.emplace(buildAlgorithm(config, target, bf16, decodeRows, bf16Rows));
         applySchedule(*funcs, config, options.schedule, target);
       }
