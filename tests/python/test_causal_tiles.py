@@ -1,0 +1,60 @@
+"""Fixed-size causal kernels, which take query tiles of 16 rows on AVX-512
+(AttentionAlgorithm.cpp chooseTiles; lit HalideBackend/causal-row-tiles.attn):
+row counts around the tiles and key blocks (a last tile of one row, more keys
+than queries, value columns whose last vector holds one value, rotary, weights
+and lse) against float64."""
+import numpy as np
+import pytest
+
+import attnc
+from conftest import reference
+
+
+@pytest.mark.parametrize("lq,lk", [(32, 32), (33, 33), (47, 47), (100, 100), (129, 129),
+                                   (40, 100), (200, 517)])
+@pytest.mark.parametrize("value_dim", [64, 33])
+def test_fixed_causal_matches_float64(lq, lk, value_dim):
+    lib = attnc.compile("kernel k { batch = 2; heads = 3; head_dim = 64; value_dim = %d; "
+                        "seq_q = %d; seq_k = %d; mask = causal; outputs = out, lse }"
+                        % (value_dim, lq, lk))
+    rng = np.random.default_rng(lq * 1000 + lk + value_dim)
+    q = (rng.standard_normal((2, 3, lq, 64)) * 2).astype(np.float32)
+    k = rng.standard_normal((2, 3, lk, 64)).astype(np.float32)
+    v = rng.standard_normal((2, 3, lk, value_dim)).astype(np.float32)
+    out, lse = lib.k(q=q, k=k, v=v)
+    ref, _, ref_lse = reference(q, k, v, causal=True)
+    assert np.abs(out - ref).max() <= 1e-5
+    assert np.abs(lse - ref_lse).max() <= 1e-5
+
+
+def test_fixed_causal_weights_match_float64():
+    lib = attnc.compile("kernel k { heads = 2; head_dim = 32; seq_q = 70; seq_k = 70; "
+                        "mask = causal; outputs = out, weights }")
+    rng = np.random.default_rng(70)
+    q, k, v = (rng.standard_normal((1, 2, 70, 32)).astype(np.float32) for _ in range(3))
+    out, weights = lib.k(q=q, k=k, v=v)
+    ref, ref_p, _ = reference(q, k, v, causal=True)
+    assert np.abs(out - ref).max() <= 1e-5
+    assert np.abs(weights - ref_p).max() <= 1e-6
+
+
+def test_fixed_causal_rotary_matches_float64():
+    # Hugging Face's rotate_half form (theta 10000) on q and k, then causal.
+    lq, d = 77, 32
+    lib = attnc.compile("kernel k { heads = 2; head_dim = %d; seq_q = %d; seq_k = seq_q; "
+                        "mask = causal; positional = rotary }" % (d, lq))
+    rng = np.random.default_rng(77)
+    q, k, v = (rng.standard_normal((1, 2, lq, d)).astype(np.float32) for _ in range(3))
+    out = lib.k(q=q, k=k, v=v)
+    inv = 1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    angles = np.arange(lq, dtype=np.float64)[:, None] * inv[None, :]
+    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)
+    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
+
+    def turn(x):
+        x = x.astype(np.float64)
+        half = np.concatenate([-x[..., d // 2:], x[..., :d // 2]], axis=-1)
+        return x * cos + half * sin
+
+    ref = reference(turn(q), turn(k), v, causal=True)[0]
+    assert np.abs(out - ref).max() <= 1e-5
