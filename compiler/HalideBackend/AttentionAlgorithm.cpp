@@ -212,14 +212,15 @@ private:
       f.blockK = 128;
     // Fixed causal rows on AVX-512: query tiles of one 16-row vector, whose
     // diagonal blocks waste half as many pairs, in twice as many tasks (Zen 4,
-    // H=8, D=64, alternated: N=128 10-13% faster on one thread and on two,
-    // N=512 4-6%, N=2048 3-4%, with rotary 3%). Not with bf16 queries (bf16
-    // products: 15% slower), GQA's row groups or a run-time seq_k (no
-    // change), nor where tiles of 64 rows read long keys less often.
+    // H=8, D=64, alternated: N=128 4-13% faster, N=512 5-9%, N=2048 about 3%,
+    // with rotary 3%, f16 2-3%, 256 rows onto 1024 in a contiguous cache 1-2%).
+    // Not with bf16 queries (bf16 products: 15% slower), GQA's row groups, a
+    // run-time seq_k, packed batches or other masks (no change), nor where
+    // tiles of 64 rows read long keys less often.
     if (causalOnly && sizes.Lk > 0 && rows >= 32 && f.tileQ == 32 &&
         target.natural_vector_size<float>() == 16 && f.groupP == 1 &&
         spec.dtype != ElemType::BF16 && spec.score != ScoreKind::Additive && !spec.packed &&
-        !spec.cache.any() && !config.backward)
+        !spec.cache.paged() && !config.backward)
       f.tileQ = 16;
     // With a run-time seq_k as well, where the diagonal block's key loops
     // stop at the tile's last key (makeBlocks): dynamic causal N=2922 4-7%

@@ -58,3 +58,23 @@ def test_fixed_causal_rotary_matches_float64():
 
     ref = reference(turn(q), turn(k), v, causal=True)[0]
     assert np.abs(out - ref).max() <= 1e-5
+
+
+def test_fixed_chunk_onto_a_contiguous_cache_matches_float64():
+    # 40 new rows per sequence appended at cache_len (0 and 123) of a cache of
+    # 200, attending causally from positions cache_len + i.
+    lq, lmax, d = 40, 200, 16
+    lib = attnc.compile("kernel k { batch = 2; heads = 2; head_dim = %d; seq_q = %d; "
+                        "seq_k = %d; cache = contiguous; mask = causal }" % (d, lq, lmax))
+    rng = np.random.default_rng(40)
+    lens = [0, 123]
+    q, k, v = (rng.standard_normal((2, 2, lq, d)).astype(np.float32) for _ in range(3))
+    k_cache, v_cache = (rng.standard_normal((2, 2, lmax, d)).astype(np.float32) for _ in range(2))
+    keys = [np.concatenate([k_cache[b, :, :n], k[b]], axis=1) for b, n in enumerate(lens)]
+    values = [np.concatenate([v_cache[b, :, :n], v[b]], axis=1) for b, n in enumerate(lens)]
+    out = lib.k(q=q, k=k, v=v, k_cache=k_cache, v_cache=v_cache,
+                cache_len=np.array(lens, dtype=np.int32))
+    for b in range(2):
+        ref = reference(q[b:b + 1], keys[b][None], values[b][None], causal=True)[0]
+        assert np.abs(out[b:b + 1] - ref).max() <= 1e-5
+        assert np.array_equal(k_cache[b, :, lens[b]:lens[b] + lq], k[b])
