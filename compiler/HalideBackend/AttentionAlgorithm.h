@@ -71,6 +71,9 @@ struct AlgorithmFuncs {
   /// by two instructions; the queries are stored in slot order, and `out`
   /// reads the slots back in channel order.
   int evenOddLanes = 0;
+  /// qk's update adds each (key, row) element's lanes once to the zeros of
+  /// its pure stage (decode's rfactor): SingleAddendSums stores the sum.
+  bool qkSummedOnce = false;
   /// The channel slot s holds, and the slot of channel c.
   Halide::Expr channelAt(const Halide::Expr &s) const {
     if (!evenOddLanes)

@@ -14,6 +14,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Bf16PairLoads.h"
+#include "compiler/HalideBackend/SingleAddendSums.h"
 #include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/HalfConversions.h"
@@ -211,6 +212,8 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
         if (funcs->evenOddLanes)
           pipeline.add_custom_lowering_pass(
               newBf16PairLoadsPass({"k", "v", "k_cache", "v_cache"}));
+        if (funcs->qkSummedOnce)
+          pipeline.add_custom_lowering_pass(newSingleAddendSumsPass(funcs->qk.name()));
         lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
       Halide::Module module = retargeted(*lowered, target);

@@ -936,6 +936,7 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       f.qk.compute_at(f.state, f.rk).vectorize(j, vec, TailStrategy::GuardWithIf);
       Func lanes = f.qk.update().split(f.rd.x, rdo, rdi, vec).rfactor(rdi, u);
       f.qk.update().reorder(rdi, i, j).atomic().vectorize(rdi);
+      f.qkSummedOnce = true;
       // A GQA group's rows reduced together: one vector_reduce of rows x vec
       // lanes into rows lanes (LLVM's shuffle tree shares its steps across
       // the rows), not a horizontal sum per row (9 instructions each).
