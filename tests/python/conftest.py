@@ -48,6 +48,15 @@ def reference(q, k, v, causal=False, scale=None, key_padding=None, window=None):
     return np.einsum("bhij,bhjd->bhid", p, v), p, lse
 
 
+def turn_half(x, positions, base):
+    """Rotary (rotate_half) of x [..., L, D] at positions [L], float64."""
+    half = x.shape[-1] // 2
+    angle = positions[:, None] * base ** (-np.arange(half) / half)[None, :]
+    cos, sin = np.cos(angle), np.sin(angle)
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
+
+
 def assert_close(got, ref, v, bound=1e-4):
     err = np.max(np.abs(np.asarray(got, dtype=np.float64) - ref)) if ref.size else 0.0
     assert err <= bound * max(1.0, float(np.max(np.abs(v)))), "max error %g" % err

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import attnc
-from conftest import assert_close
+from conftest import assert_close, turn_half
 
 BLOCK = 4
 
@@ -43,15 +43,6 @@ def bf16(x):
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.astype(np.uint32).view(np.float32)
-
-
-def turn_half(x, positions, base):
-    """Rotary (rotate_half) of x [heads, L, D] at positions [L], float64."""
-    half = x.shape[-1] // 2
-    angle = positions[:, None] * base ** (-np.arange(half) / half)[None, :]
-    cos, sin = np.cos(angle), np.sin(angle)
-    a, b = x[..., :half], x[..., half:]
-    return np.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
 
 
 def attend(q, k, v, start, causal):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import attnc
-from conftest import reference
+from conftest import reference, turn_half
 
 
 @pytest.mark.parametrize("lq,lk", [(32, 32), (33, 33), (47, 47), (100, 100), (129, 129),
@@ -39,24 +39,16 @@ def test_fixed_causal_weights_match_float64():
 
 
 def test_fixed_causal_rotary_matches_float64():
-    # Hugging Face's rotate_half form (theta 10000) on q and k, then causal.
+    # rotate_half rotary (theta 10000) on q and k, then causal.
     lq, d = 77, 32
     lib = attnc.compile("kernel k { heads = 2; head_dim = %d; seq_q = %d; seq_k = seq_q; "
                         "mask = causal; positional = rotary }" % (d, lq))
     rng = np.random.default_rng(77)
     q, k, v = (rng.standard_normal((1, 2, lq, d)).astype(np.float32) for _ in range(3))
     out = lib.k(q=q, k=k, v=v)
-    inv = 1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)
-    angles = np.arange(lq, dtype=np.float64)[:, None] * inv[None, :]
-    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)
-    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)
-
-    def turn(x):
-        x = x.astype(np.float64)
-        half = np.concatenate([-x[..., d // 2:], x[..., :d // 2]], axis=-1)
-        return x * cos + half * sin
-
-    ref = reference(turn(q), turn(k), v, causal=True)[0]
+    positions = np.arange(lq, dtype=np.float64)
+    turned = [turn_half(x.astype(np.float64), positions, 10000.0) for x in (q, k)]
+    ref = reference(*turned, v, causal=True)[0]
     assert np.abs(out - ref).max() <= 1e-5
 
 
