@@ -1288,8 +1288,11 @@ private:
 
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
-    Tuple st = mergedAt(f.slotOf(d), i, h, b);
-    f.attn(d, i, h, b) = select(st[1] > 0.0f, st[2] / st[1], 0.0f);
+    // m, l and u are read at the row's last column, as the state's update
+    // reads them (UnreadStores.h drops their stores to other columns).
+    Tuple st0 = mergedAt(f.Dv - 1, i, h, b);
+    Expr acc = mergedAt(f.slotOf(d), i, h, b)[2];
+    f.attn(d, i, h, b) = select(st0[1] > 0.0f, acc / st0[1], 0.0f);
 
     bool outProj = spec.outputProjected();
     if (outProj) {
@@ -1319,7 +1322,6 @@ private:
     }
     constrainOutput(f.out, "out");
 
-    Tuple st0 = mergedAt(0, i, h, b);
     if (spec.outputWeights) {
       defineScoreReduction(f, config, f.qkWeights, /*blockRows=*/false);
       ExprEnv env = makeEnv(i, j, h, b);

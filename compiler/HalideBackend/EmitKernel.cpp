@@ -25,6 +25,7 @@
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"
 #include "compiler/HalideBackend/SingleAddendSums.h"
+#include "compiler/HalideBackend/UnreadStores.h"
 #include "compiler/HalideBackend/TargetDispatch.h"
 #include "compiler/Support/CodegenDeadline.h"
 #include "compiler/Support/EnvironmentError.h"
@@ -166,6 +167,17 @@ QueryTileStages::Names queryTileStages(const AlgorithmFuncs &f) {
   return names;
 }
 
+/// The buffers of the softmax state's m, l and u (components 0, 1 and 3 of
+/// the state and of the chunks' merge), which are read at a row's last value
+/// column only (UnreadStores.h).
+std::set<std::string> rowOnlyStateBuffers(const AlgorithmFuncs &f) {
+  std::set<std::string> names;
+  for (const Halide::Func &fn : {f.state, f.merged})
+    for (const char *component : {".0", ".1", ".3"})
+      names.insert(fn.name() + component);
+  return names;
+}
+
 CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
                                const EmitOptions &options, const Target &target,
                                bool lower) {
@@ -214,6 +226,7 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
               newBf16PairLoadsPass({"k", "v", "k_cache", "v_cache"}));
         if (funcs->qkSummedOnce)
           pipeline.add_custom_lowering_pass(newSingleAddendSumsPass(funcs->qk.name()));
+        pipeline.add_custom_lowering_pass(newUnreadStoresPass(rowOnlyStateBuffers(*funcs)));
         lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
       Halide::Module module = retargeted(*lowered, target);
