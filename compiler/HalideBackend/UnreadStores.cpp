@@ -151,7 +151,11 @@ private:
     pushLet(lets, op->name, op->value);
     Stmt body = mutate(op->body);
     lets.pop(op->name);
-    return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
+    if (body.same_as(op->body))
+      return op;
+    // A value only the dropped stores used (m, l or u of a vector that no
+    // longer stores them) goes with them.
+    return stmt_uses_var(body, op->name) ? LetStmt::make(op->name, op->value, body) : body;
   }
 
   Stmt visit(const Store *op) override {
