@@ -591,7 +591,17 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
       tiles.fuse(ot, b, oTask);
     tiles.parallel(oTask);
     p.stateLevel = LoopLevel(tiles, oTask);
-    f.state.compute_at(p.stateLevel).vectorize(d, vec, TailStrategy::GuardWithIf);
+    f.state.compute_at(p.stateLevel);
+    if (dVectors <= 8) {
+      // A row's starting values unrolled by vector: the stores of m, l and u
+      // to vectors without the row's last column are then at known columns,
+      // and UnreadStores drops them (LLVM made l's zeros a 4 KiB memset call
+      // per tile: 1-2% of causal N=128).
+      Var dO("dO"), dI("dI");
+      f.state.split(d, dO, dI, vec, TailStrategy::GuardWithIf).vectorize(dI).unroll(dO);
+    } else {
+      f.state.vectorize(d, vec, TailStrategy::GuardWithIf);
+    }
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
     splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
