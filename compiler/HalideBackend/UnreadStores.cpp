@@ -108,25 +108,30 @@ class UnreadStoresPass : public IRMutator {
 public:
   explicit UnreadStoresPass(std::set<std::string> buffers) : buffers(std::move(buffers)) {}
 
+  /// The whole statement is analysed first (each time the pass is run on
+  /// one), then its stores are visited.
   Stmt mutate(const Stmt &s) override {
-    if (!analysed) {
-      analysed = true;
-      LoadResidues loads(buffers);
-      s.accept(&loads);
-      for (auto &[name, list] : loads.loads)
-        if (!loads.unknown.count(name))
-          reads[name] = std::move(list);
-      if (reads.empty())
-        return s;
-    }
-    return IRMutator::mutate(s);
+    if (inside)
+      return IRMutator::mutate(s);
+    LoadResidues loads(buffers);
+    s.accept(&loads);
+    reads.clear();
+    for (auto &[name, list] : loads.loads)
+      if (!loads.unknown.count(name))
+        reads[name] = std::move(list);
+    if (reads.empty())
+      return s;
+    inside = true;
+    Stmt result = IRMutator::mutate(s);
+    inside = false;
+    return result;
   }
   // Stores are statements: expressions stay as they are.
   Expr mutate(const Expr &e) override { return e; }
 
 private:
   std::set<std::string> buffers;
-  bool analysed = false;
+  bool inside = false; // below the statement the pass was run on
   /// The analysable loads of each buffer (a buffer no load reads is not
   /// here: its stores stay, as Halide left them).
   std::map<std::string, std::vector<Residues>> reads;

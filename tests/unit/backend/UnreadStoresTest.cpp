@@ -103,4 +103,18 @@ TEST(UnreadStores, EveryBindingOfASharedLoadCounts) {
   EXPECT_EQ(storesLeft(inRows(body)), (std::vector<std::string>{"ramp(0, 1, 16)", "ramp(48, 1, 16)"}));
 }
 
+TEST(UnreadStores, EachRunAnalysesItsOwnStatement) {
+  // One pass object run on two statements: the second's loads read column
+  // 15, not the first's 63.
+  std::unique_ptr<IRMutator> pass(attnc::halide_backend::newUnreadStoresPass({kBuffer}));
+  Expr io = Variable::make(Int(32), "io");
+  for (int column : {63, 15}) {
+    Stmt body = Block::make(Evaluate::make(loadAt(io * 64 + column)), storeColumns(io * 64));
+    StoredOffsets left(kBuffer);
+    pass->mutate(inRows(body)).accept(&left);
+    std::string kept = column == 63 ? "ramp((io*64) + 48, 1, 16)" : "ramp(io*64, 1, 16)";
+    EXPECT_EQ(left.stores, std::vector<std::string>{kept}) << "column " << column;
+  }
+}
+
 } // namespace
