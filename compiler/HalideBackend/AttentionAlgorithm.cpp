@@ -1288,11 +1288,11 @@ private:
 
   void makeOutputs() {
     Var d = f.d, i = f.i, h = f.h, b = f.b, j = f.j;
-    // m, l and u are read at the row's last column, as the state's update
-    // reads them (UnreadStores.h drops their stores to other columns).
-    Tuple st0 = mergedAt(f.Dv - 1, i, h, b);
+    // out reads l at the row's last column, as the state's update reads m, l
+    // and u (UnreadStores.h drops their stores to columns no load reads).
+    Expr l = mergedAt(f.Dv - 1, i, h, b)[1];
     Expr acc = mergedAt(f.slotOf(d), i, h, b)[2];
-    f.attn(d, i, h, b) = select(st0[1] > 0.0f, acc / st0[1], 0.0f);
+    f.attn(d, i, h, b) = select(l > 0.0f, acc / l, 0.0f);
 
     bool outProj = spec.outputProjected();
     if (outProj) {
@@ -1322,6 +1322,11 @@ private:
     }
     constrainOutput(f.out, "out");
 
+    // weights and lse read them at column 0: vectorized over rows at a value
+    // width of 2 to 4, a read at the last column is a strided load at an
+    // offset, which Halide 14 lowers to an aligned dense load at a misaligned
+    // address (a crash at value_dim 4).
+    Tuple st0 = mergedAt(0, i, h, b);
     if (spec.outputWeights) {
       defineScoreReduction(f, config, f.qkWeights, /*blockRows=*/false);
       ExprEnv env = makeEnv(i, j, h, b);

@@ -582,3 +582,21 @@ def test_packed_additive_backward_keeps_its_key_gradient_loop():
     K, source, trials = tester.gen_case(183739998708025)
     assert "batch = packed" in source and "backward = true" in source
     assert tester.run_kernel(K, source, trials, 183739998708025)[0] == "ok"
+
+
+def test_lse_of_a_narrow_value_row_reads_the_first_column():
+    # Seed 201320925562417 (2026-11-29): with lse read at a row's last value
+    # column (value_dim 4, a causal & window(1) additive bf16 layer), lse's
+    # loads over rows were a stride-4 load at offset 3, which Halide 14 turned
+    # into an aligned vector load at a misaligned stack address: SIGSEGV.
+    # weights and lse read m, l and u at column 0 again (out at the last one).
+    # Run in a child process, since a crash would take pytest down with it.
+    import subprocess, sys
+    child = subprocess.run(
+        [sys.executable, "-c",
+         "import test_random_kernels as t; K, s, n = t.gen_case(201320925562417); "
+         "assert 'outputs = out, lse' in s and 'value_dim = 4' in s, s; "
+         "print(t.run_kernel(K, s, n, 201320925562417)[0])"],
+        capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.strip().splitlines()[-1] == "ok", child.stdout[-2000:]
