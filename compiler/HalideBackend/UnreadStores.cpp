@@ -81,6 +81,13 @@ private:
   }
   void visit(const Let *op) override { visitLet(op); }
   void visit(const LetStmt *op) override { visitLet(op); }
+  void visit(const For *op) override {
+    op->min.accept(this);
+    op->extent.accept(this);
+    lets.push(op->name, ModulusRemainder()); // a loop variable: nothing known
+    op->body.accept(this);
+    lets.pop(op->name);
+  }
 
   void visit(const Load *op) override {
     IRVisitor::visit(op);
@@ -161,6 +168,15 @@ private:
     // A value only the dropped stores used (m, l or u of a vector that no
     // longer stores them) goes with them.
     return stmt_uses_var(body, op->name) ? LetStmt::make(op->name, op->value, body) : body;
+  }
+
+  Stmt visit(const For *op) override {
+    lets.push(op->name, ModulusRemainder()); // shadows any let of that name
+    Stmt body = mutate(op->body);
+    lets.pop(op->name);
+    return body.same_as(op->body) ? Stmt(op)
+                                  : For::make(op->name, op->min, op->extent, op->for_type,
+                                              op->device_api, body);
   }
 
   Stmt visit(const Store *op) override {

@@ -117,4 +117,14 @@ TEST(UnreadStores, EachRunAnalysesItsOwnStatement) {
   }
 }
 
+TEST(UnreadStores, ALoopVariableShadowsALetOfItsName) {
+  // Inside the loop t is the loop's, not the let's 48: the load may read
+  // any column, so every store stays.
+  Expr t = Variable::make(Int(32), "t");
+  Stmt loop = For::make("t", 0, 64, ForType::Serial, DeviceAPI::None,
+                        Evaluate::make(loadAt(t + 15)));
+  Stmt body = LetStmt::make("t", 48, Block::make(loop, storeColumns(0)));
+  EXPECT_EQ(storesLeft(inRows(body)).size(), 4u);
+}
+
 } // namespace
