@@ -149,8 +149,9 @@ private:
       if (!expandLets(index) || !expr_uses_var(index, keyVar))
         continue;
       Type type = load->type.element_of();
-      add(load->name, type,
-          simplify(substitute(keyVar, Variable::make(Int(32), keyVar) + active->ahead, index)));
+      if (active->rowsAhead)
+        add(load->name, type,
+            simplify(substitute(keyVar, Variable::make(Int(32), keyVar) + active->ahead, index)));
       for (const std::string &twin : active->twins) {
         Expr same = substitute(load->name + ".min.0", Variable::make(Int(32), twin + ".min.0"), index);
         if (!usesFieldOf(same, load->name)) // (its other mins and strides may differ)
