@@ -11,12 +11,12 @@
 // at four times their address), it refuses a pipeline's outputs (a KV cache),
 // it bounds a paged cache's next row by the whole pool, and its runtime emits
 // `prefetchnta`, whose lines are evicted before a key block is read again.
-// Where the core's own prefetchers fetch K (an AMD host), the pass asks only
-// for each key's V row, so that K and V are read at once.
 // So a lowering pass of attnc's own adds the prefetches: each iteration of a
 // key loop prefetches the K or V row that its loads will read `ahead` keys
 // later, a line at a time, from an address computed as the loads' (block
-// table included); keepPrefetchesInL2 makes them `prefetcht1`.
+// table included); keepPrefetchesInL2 makes them `prefetcht1`. Where the
+// core's own prefetchers fetch K (an AMD host), it asks only for each key's V
+// row, so that K and V stream at once (RowPrefetch::rowsAhead).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -47,10 +47,10 @@ bool bf16ProductsByDefault(const std::string &targetText);
 /// (DecodeRows::HardwarePrefetch): for a `--target` naming the host when the
 /// host is an AMD core; elsewhere it prefetches them in software. Zen 5's
 /// prefetchers follow decode's row streams, and the prefetch instructions
-/// made a GQA decode 1.25x slower there (but for V's row of each key, asked
-/// for by the Q.K^T loop: K and V then stream at once, 1.1x faster); on the Intel Xeon of 2026-11-27
-/// they made it 1.3x faster (docs/benchmarks.md). Paged caches keep them
-/// everywhere.
+/// made a GQA decode 1.25x slower there (all but V's row of each key, which
+/// the Q.K^T loop asks for: K and V then stream at once, 1.1x faster); on the
+/// Intel Xeon of 2026-11-27 they made it 1.3x faster (docs/benchmarks.md).
+/// Paged caches keep them everywhere.
 bool decodeRowsByHardwareByDefault(const std::string &targetText);
 
 /// Whether `targets` are compiled as dispatched variants (x86-64 only).
