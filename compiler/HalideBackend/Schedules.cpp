@@ -815,6 +815,24 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
                   (f.bf16Values ? ", bf16 pairs of keys per lane (vdpbf16ps)" : ""));
 }
 
+/// Decode's K and V rows as their prefetches name them: the buffers (the
+/// caches, or k and v), a row's bytes and cache lines at a width (64 values
+/// where it is not a constant), and whether V is laid out as K (the same
+/// constant width).
+struct DecodeRowBuffers {
+  std::string k, v;
+  int elementBytes;
+  bool sameLayout;
+  int rowBytes(const Expr &width) const { return constantOf(width, 64) * elementBytes; }
+  int lines(const Expr &width) const { return (rowBytes(width) + 63) / 64; }
+};
+
+DecodeRowBuffers decodeRowBuffers(const AlgorithmFuncs &f, const KernelDesc &k) {
+  const int dk = constantOf(f.Dk, 0);
+  return {k.cache.any() ? f.kCache.name() : "k", k.cache.any() ? f.vCache.name() : "v",
+          k.kvDtype == ElemType::F32 ? 4 : 2, dk > 0 && dk == constantOf(f.Dv, 0)};
+}
+
 /// Decode's K rows prefetched about 4 KiB ahead of the Q.K^T loop that reads
 /// them, and V's rows by the same loop where V is laid out as K (then P.V's
 /// loop has no call in it and keeps its sums in registers, which a paged
@@ -823,29 +841,25 @@ void scheduleTunedWeightedSum(AlgorithmFuncs &f, const TunedPlan &p) {
 void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
                         std::vector<std::string> &notes) {
   const KernelDesc &k = config.kernel;
-  auto rowBytes = [&](const Expr &width) {
-    return constantOf(width, 64) * (k.kvDtype == ElemType::F32 ? 4 : 2);
-  };
+  const DecodeRowBuffers rows = decodeRowBuffers(f, k);
   // A paged cache's rows 8 KiB ahead: its pages are scattered over the pool,
   // and the next page's first lines are then asked for before its keys are
   // reached (paged(16), f32, D=128: 3-5% faster than 4 KiB; contiguous rows
   // measured the same from 2 to 32 KiB).
   const int bytesAhead = k.cache.paged() ? 8192 : 4096;
-  auto keysAhead = [&](const Expr &width) { return std::max(4, bytesAhead / rowBytes(width)); };
-  auto lines = [&](const Expr &width) { return (rowBytes(width) + 63) / 64; };
-  std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
-  std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
-  const bool sameLayout = constantOf(f.Dk, 0) > 0 && constantOf(f.Dk, 0) == constantOf(f.Dv, 0);
-  RowPrefetch keys{f.qk.name(), j.name(), 1, {kBuffer}, keysAhead(f.Dk), lines(f.Dk), {}};
-  if (sameLayout)
-    keys.twins.push_back(vBuffer);
+  auto keysAhead = [&](const Expr &width) {
+    return std::max(4, bytesAhead / rows.rowBytes(width));
+  };
+  RowPrefetch keys{f.qk.name(), j.name(), 1, {rows.k}, keysAhead(f.Dk), rows.lines(f.Dk), {}};
+  if (rows.sameLayout)
+    keys.twins.push_back(rows.v);
   else
     f.rowPrefetches.push_back(
-        {f.blockPV.name(), f.rj.x.name(), 1, {vBuffer}, keysAhead(f.Dv), lines(f.Dv), {}});
+        {f.blockPV.name(), f.rj.x.name(), 1, {rows.v}, keysAhead(f.Dv), rows.lines(f.Dv), {}});
   f.rowPrefetches.push_back(keys);
   notes.push_back("k: rows prefetched " + std::to_string(keysAhead(f.Dk)) +
                   " keys ahead (into L2); v: " +
-                  (sameLayout ? "each key's row by the same loop" : "likewise by P.V's loop"));
+                  (rows.sameLayout ? "each key's row by the same loop" : "likewise by P.V's loop"));
 }
 
 /// Decode whose K rows the core's prefetchers fetch: each key's V row is
@@ -856,14 +870,10 @@ void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const 
 /// Where V is laid out as K only (the same row width).
 void prefetchValueRowsWithKeys(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
                                std::vector<std::string> &notes) {
-  const KernelDesc &k = config.kernel;
-  const int dk = constantOf(f.Dk, 0);
+  const DecodeRowBuffers rows = decodeRowBuffers(f, config.kernel);
   std::string detail = "no prefetch instructions";
-  if (dk > 0 && dk == constantOf(f.Dv, 0)) {
-    const int rowBytes = dk * (k.kvDtype == ElemType::F32 ? 4 : 2);
-    std::string kBuffer = k.cache.any() ? f.kCache.name() : "k";
-    std::string vBuffer = k.cache.any() ? f.vCache.name() : "v";
-    RowPrefetch values{f.qk.name(), j.name(), 1, {kBuffer}, 0, (rowBytes + 63) / 64, {vBuffer}};
+  if (rows.sameLayout) {
+    RowPrefetch values{f.qk.name(), j.name(), 1, {rows.k}, 0, rows.lines(f.Dk), {rows.v}};
     values.rowsAhead = false;
     f.rowPrefetches.push_back(values);
     detail = "v's row of each key prefetched by the Q.K^T loop";
