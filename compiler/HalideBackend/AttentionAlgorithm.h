@@ -52,6 +52,9 @@ struct AlgorithmFuncs {
   /// Decode reads its K and V rows with no prefetch instructions of its own
   /// (DecodeRows::HardwarePrefetch): prefetchDecodeRows adds none.
   bool decodeRowsByHardware = false;
+  /// Paged decode: one task per (sequence, key chunk) over every KV head,
+  /// the heads' loop inside the key blocks' (a page's heads read together).
+  bool headsInsideBlocks = false;
   /// Under a window of width `keyBand` (0: none) a query tile sees one band
   /// of consecutive keys, and its key block 0 starts where that band does:
   /// `keyBase`, a function of qt (AttentionAlgorithm.cpp chooseKeyBand).

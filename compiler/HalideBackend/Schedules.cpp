@@ -616,17 +616,28 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     fuseIntoParallel(f.state, {qt, f.s, h, b}, "p");
     Stage update = f.state.update();
     update.split(ii, io, iu, pvRows);
-    splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
-    update
-        .fuse(f.s, h, t1)
-        .fuse(t1, b, task)
-        .parallel(task)
-        .parallel(qt);
+    if (f.headsInsideBlocks) {
+      // Paged decode: (sequence, key chunk) tasks, every KV head inside a
+      // key block (AttentionAlgorithm.cpp chooseTiles).
+      splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, h, f.rk, qt, f.s, b});
+      update.fuse(f.s, b, task).parallel(task).parallel(qt);
+    } else {
+      splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
+      update
+          .fuse(f.s, h, t1)
+          .fuse(t1, b, task)
+          .parallel(task)
+          .parallel(qt);
+    }
     p.stateTask = LoopLevel(f.state, task);
   }
-  notes.push_back(std::string("softmax_state: ") +
-                  (p.stateInOutTile ? "per out tile" : "compute_root; update loops (b, h, s) fused parallel > qt parallel") +
-                  " > rk > ii/" + std::to_string(pvRows) + " > d vectorized x" + std::to_string(vec) + "; " +
+  const char *nest = p.stateInOutTile       ? "per out tile > rk"
+                     : f.headsInsideBlocks ? "compute_root; update loops (b, s) fused parallel > qt "
+                                             "parallel > rk > h"
+                                           : "compute_root; update loops (b, h, s) fused parallel > "
+                                             "qt parallel > rk";
+  notes.push_back(std::string("softmax_state: ") + nest + " > ii/" + std::to_string(pvRows) +
+                  " > d vectorized x" + std::to_string(vec) + "; " +
                   std::to_string(f.splits) + " key chunk(s), " + std::to_string(f.groupP) +
                   " query head(s) per K/V block");
   if (f.splits > 1) {
@@ -838,8 +849,8 @@ DecodeRowBuffers decodeRowBuffers(const AlgorithmFuncs &f, const KernelDesc &k) 
 /// loop has no call in it and keeps its sums in registers, which a paged
 /// cache's run-time block range otherwise spills), else by P.V's loop
 /// (Prefetches.h). Inputs or caches, paged or not.
-void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
-                        std::vector<std::string> &notes) {
+void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config,
+                        const std::string &keyLoop, std::vector<std::string> &notes) {
   const KernelDesc &k = config.kernel;
   const DecodeRowBuffers rows = decodeRowBuffers(f, k);
   // A paged cache's rows 8 KiB ahead: its pages are scattered over the pool,
@@ -850,7 +861,7 @@ void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const 
   auto keysAhead = [&](const Expr &width) {
     return std::max(4, bytesAhead / rows.rowBytes(width));
   };
-  RowPrefetch keys{f.qk.name(), j.name(), 1, {rows.k}, keysAhead(f.Dk), rows.lines(f.Dk), {}};
+  RowPrefetch keys{f.qk.name(), keyLoop, 1, {rows.k}, keysAhead(f.Dk), rows.lines(f.Dk), {}};
   if (rows.sameLayout)
     keys.twins.push_back(rows.v);
   else
@@ -868,12 +879,12 @@ void prefetchDecodeRows(AlgorithmFuncs &f, const AttentionConfig &config, const 
 /// at a time (Q.K^T's K, then P.V's V: one thread read 18 GB/s that way
 /// against 30 for the probe on Zen 5). P.V then finds the block's V in L2.
 /// Where V is laid out as K only (the same row width).
-void prefetchValueRowsWithKeys(AlgorithmFuncs &f, const AttentionConfig &config, const Var &j,
-                               std::vector<std::string> &notes) {
+void prefetchValueRowsWithKeys(AlgorithmFuncs &f, const AttentionConfig &config,
+                               const std::string &keyLoop, std::vector<std::string> &notes) {
   const DecodeRowBuffers rows = decodeRowBuffers(f, config.kernel);
   std::string detail = "no prefetch instructions";
   if (rows.sameLayout) {
-    RowPrefetch values{f.qk.name(), j.name(), 1, {rows.k}, 0, rows.lines(f.Dk), {rows.v}};
+    RowPrefetch values{f.qk.name(), keyLoop, 1, {rows.k}, 0, rows.lines(f.Dk), {rows.v}};
     values.rowsAhead = false;
     f.rowPrefetches.push_back(values);
     detail = "v's row of each key prefetched by the Q.K^T loop";
@@ -897,6 +908,12 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   // a dynamic causal N=2922 prefill); fixed extents put all four on the stack.
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum})
     fn.bound_extent(qt, 1);
+  // Nor more than one key block: a key chunk's block test (a cache's
+  // sequence length) made bounds inference say "a range of blocks", and each
+  // block's buffers were a malloc and a free (split decode over a cache).
+  if (f.splits > 1)
+    for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
+      fn.bound_extent(f.kb, 1);
   if (p.rowVectors) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
@@ -988,7 +1005,21 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
       const bool rowsTogether = f.tileQ >= 2 && f.tileQ <= 16 && (f.tileQ & (f.tileQ - 1)) == 0;
       if (rowsTogether)
         f.qk.update().vectorize(i);
-      lanes.compute_at(f.qk, j).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
+      // Every KV head in the block (paged decode): page by page, each page's
+      // heads in turn, so Q.K^T reads a page's K rows (and asks for its V
+      // rows) as one run of the pool.
+      Var keyLoop = j;
+      std::string keyLoopName = j.name();
+      const int page = (int)config.kernel.cache.block;
+      if (f.headsInsideBlocks && page > 0 && BK % page == 0) {
+        Var pageOf("jp"), keyInPage("jk");
+        f.qk.update().split(j, pageOf, keyInPage, page).reorder(rdi, i, keyInPage, h, pageOf);
+        keyLoop = keyInPage;
+        keyLoopName = j.name() + "." + keyInPage.name();
+        notes.push_back("qk: page by page, every KV head of a page in turn (tasks of a "
+                        "sequence's key chunk)");
+      }
+      lanes.compute_at(f.qk, keyLoop).reorder_storage(lanesInnermost(lanes, u)).vectorize(u);
       lanes.update().reorder(u, i, rdo).vectorize(u).unroll(i);
       // The vectors along d unrolled: LLVM unrolls f32 and bf16 rows itself,
       // but kept f16's conversions in a loop (decode H=32 G=8 D=128, f16
@@ -1001,9 +1032,9 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
                         " channels as its even then its odd ones (a shift or a mask per "
                         "vector)");
       if (f.decodeRowsByHardware)
-        prefetchValueRowsWithKeys(f, config, j, notes);
+        prefetchValueRowsWithKeys(f, config, keyLoopName, notes);
       else
-        prefetchDecodeRows(f, config, j, notes);
+        prefetchDecodeRows(f, config, keyLoopName, notes);
       notes.push_back("qk: compute_at softmax_state.rk; per key and row a " +
                       std::to_string(vec) + "-lane dot product along d (rfactor, every row's "
                       "lanes at once) and one horizontal sum");
