@@ -35,10 +35,11 @@ namespace attnc::halide_backend {
 /// The rows of `buffers` that the loop `func.s<stage>.<var>` reads (`var` as
 /// split, e.g. `j.jk`; in its body or the loops within it), prefetched
 /// `ahead` iterations early, once per iteration: `lines` cache lines from the
-/// element its inner loops start at. Also the same rows of `twins`, buffers laid out as `buffers`, for the
-/// current iteration (decode's V row of the key whose K row the Q.K^T loop
-/// reads: P.V reads it once the block's scores are done, and its own loop
-/// keeps its sums in registers without calls in it).
+/// element its inner loops start at. Also the same rows of `twins`, buffers
+/// laid out as `buffers`, for the current iteration (decode's V row of the
+/// key whose K row the Q.K^T loop reads: P.V reads it once the block's scores
+/// are done, and its own loop keeps its sums in registers without calls in
+/// it).
 struct RowPrefetch {
   std::string func, var;
   int stage = 1;
