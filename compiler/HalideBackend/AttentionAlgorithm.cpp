@@ -265,8 +265,9 @@ private:
     // at G=8, D=128, f32) are read together, not one 8 KiB run per head and
     // task (a C read of a shuffled pool: 34 against 22-28 GB/s). Blocks of
     // whole pages, 128 keys or one page (B=4, H=32, G=8, D=128, paged(16) on
-    // Zen 5, attnc-bench alternated: f32 1.07-1.40x, bf16 1.05-1.24x, a
-    // run-time batch 1.2-1.3x, unequal lengths 1.15-1.19x; 256 keys the same).
+    // Zen 5, attnc-bench alternated: f32 1.07-1.22x, bf16 1.22-1.30x, a
+    // run-time batch 1.13-1.18x, unequal lengths 1.11-1.16x; B=2 1.05-1.25x,
+    // B=1 the same; blocks of 256 keys no better).
     f.headsInsideBlocks = rows > 0 && rows <= 32 && spec.cache.paged() && !config.backward &&
                           spec.score != ScoreKind::Additive && sizes.H / f.groupP > 1;
     const int plainBlockK = f.blockK;
