@@ -270,13 +270,16 @@ private:
     // B=1 the same; blocks of 256 keys no better).
     f.headsInsideBlocks = rows > 0 && rows <= 32 && spec.cache.paged() && !config.backward &&
                           spec.score != ScoreKind::Additive && sizes.H / f.groupP > 1;
-    const int plainBlockK = f.blockK;
+    // No block longer than a fixed seq_k.
+    auto withinKeys = [&](int blockK) {
+      return sizes.Lk > 0 && sizes.Lk < blockK ? (int)sizes.Lk : blockK;
+    };
+    const int plainBlockK = withinKeys(f.blockK);
+    f.blockK = plainBlockK;
     if (f.headsInsideBlocks) {
       const int page = (int)spec.cache.block;
-      f.blockK = page * ((128 + page - 1) / page);
+      f.blockK = withinKeys(page * ((128 + page - 1) / page));
     }
-    if (sizes.Lk > 0 && sizes.Lk < f.blockK)
-      f.blockK = (int)sizes.Lk;
     // Decode (all rows in one tile): only B x G tasks would exist, each
     // streaming its whole K/V; split the keys into chunks with partial
     // softmax states so that at least 32 tasks share the threads, merged at
@@ -302,7 +305,7 @@ private:
       // chunks); one chunk keeps a task per KV head (there are enough).
       if (f.headsInsideBlocks && f.splits == 1) {
         f.headsInsideBlocks = false;
-        f.blockK = sizes.Lk > 0 ? (int)std::min<int64_t>(plainBlockK, sizes.Lk) : plainBlockK;
+        f.blockK = plainBlockK;
       }
     }
     chooseKeyBand();

@@ -620,15 +620,12 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
       // Paged decode: (sequence, key chunk) tasks, every KV head inside a
       // key block (AttentionAlgorithm.cpp chooseTiles).
       splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, h, f.rk, qt, f.s, b});
-      update.fuse(f.s, b, task).parallel(task).parallel(qt);
+      update.fuse(f.s, b, task);
     } else {
       splitStateVectors(update, f.rc, cO, cI, iu, vec, dVectors, {io, f.rk, qt, f.s, h, b});
-      update
-          .fuse(f.s, h, t1)
-          .fuse(t1, b, task)
-          .parallel(task)
-          .parallel(qt);
+      update.fuse(f.s, h, t1).fuse(t1, b, task);
     }
+    update.parallel(task).parallel(qt);
     p.stateTask = LoopLevel(f.state, task);
   }
   const char *nest = p.stateInOutTile       ? "per out tile > rk"
