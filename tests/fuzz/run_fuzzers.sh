@@ -96,7 +96,10 @@ while [ $# -gt 0 ]; do
   wait
   for name in $round; do
     short=${name%_fuzzer}
-    if [ -e "$WORK/$short.failed" ]; then
+    if [ ! -e "$WORK/$short.verdict" ]; then
+      status=1
+      echo "$name: FAILED; its run ended without a report (log: $WORK/$short.log)" >&2
+    elif [ -e "$WORK/$short.failed" ]; then
       status=1
       cat "$WORK/$short.verdict" >&2
     else
