@@ -34,6 +34,7 @@ fuzz_one() {
   name=$1
   bin="$BUILD/bin/$name"
   short=${name%_fuzzer}
+  rm -f "$WORK/$short.verdict" "$WORK/$short.failed"
   corpus="$WORK/$short-corpus"
   crashes="$WORK/$short-crashes"
   mkdir -p "$corpus" "$crashes"
@@ -82,14 +83,12 @@ done
 status=0
 set -- $FUZZERS
 while [ $# -gt 0 ]; do
-  round=""
-  while [ $# -gt 0 ] && [ "$(echo $round | wc -w)" -lt "$JOBS" ]; do
-    round="$round $1"
+  round="" n=0
+  while [ $# -gt 0 ] && [ "$n" -lt "$JOBS" ]; do
+    round="$round $1" n=$((n + 1))
     shift
   done
   for name in $round; do
-    short=${name%_fuzzer}
-    rm -f "$WORK/$short.verdict" "$WORK/$short.failed"
     echo "== $name: ${SECONDS_EACH}s =="
     fuzz_one "$name" &
   done
