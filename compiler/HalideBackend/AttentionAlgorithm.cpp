@@ -216,8 +216,12 @@ private:
     // with rotary 3%, f16 2-3%, 256 rows onto 1024 in a contiguous cache 1-2%).
     // Not with bf16 queries (bf16 products: 15% slower), GQA's row groups, a
     // run-time seq_k, packed batches or other masks (no change), nor where
-    // tiles of 64 rows read long keys less often.
-    if (causalOnly && sizes.Lk > 0 && rows >= 32 && f.tileQ == 32 &&
+    // tiles of 64 rows read long keys less often. Nor for rows of at most
+    // 1024 keys, whose 32-row tiles are faster on Zen 5 (H=8, D=64, two
+    // threads, alternated: N=128 15%, N=64-512 5-10%, N=1024 3-7%; N=2048
+    // split, 16 rows faster in half of the runs): a task of 16 rows is a
+    // few microseconds of work, too short beside the thread pool's claim.
+    if (causalOnly && sizes.Lk > 1024 && rows >= 32 && f.tileQ == 32 &&
         target.natural_vector_size<float>() == 16 && f.groupP == 1 &&
         spec.dtype != ElemType::BF16 && spec.score != ScoreKind::Additive && !spec.packed &&
         !spec.cache.paged() && !config.backward)

@@ -1,4 +1,5 @@
 """Fixed-size causal kernels, which take query tiles of 16 rows on AVX-512
+when their rows hold more than 1024 keys and of 32 rows otherwise
 (AttentionAlgorithm.cpp chooseTiles; lit HalideBackend/causal-row-tiles.attn):
 row counts around the tiles and key blocks (a last tile of one row, more keys
 than queries, value columns whose last vector holds one value, rotary, weights
@@ -11,7 +12,7 @@ from conftest import reference, turn_half
 
 
 @pytest.mark.parametrize("lq,lk", [(32, 32), (33, 33), (47, 47), (100, 100), (129, 129),
-                                   (40, 100), (200, 517)])
+                                   (40, 100), (200, 517), (33, 1030), (1041, 1041)])
 @pytest.mark.parametrize("value_dim", [64, 33])
 def test_fixed_causal_matches_float64(lq, lk, value_dim):
     lib = attnc.compile("kernel k { batch = 2; heads = 3; head_dim = 64; value_dim = %d; "
@@ -38,9 +39,10 @@ def test_fixed_causal_weights_match_float64():
     assert np.abs(weights - ref_p).max() <= 1e-6
 
 
-def test_fixed_causal_rotary_matches_float64():
+@pytest.mark.parametrize("lq", [77, 1029])
+def test_fixed_causal_rotary_matches_float64(lq):
     # rotate_half rotary (theta 10000) on q and k, then causal.
-    lq, d = 77, 32
+    d = 32
     lib = attnc.compile("kernel k { heads = 2; head_dim = %d; seq_q = %d; seq_k = seq_q; "
                         "mask = causal; positional = rotary }" % (d, lq))
     rng = np.random.default_rng(77)
@@ -52,10 +54,11 @@ def test_fixed_causal_rotary_matches_float64():
     assert np.abs(out - ref).max() <= 1e-5
 
 
-def test_fixed_chunk_onto_a_contiguous_cache_matches_float64():
+@pytest.mark.parametrize("lmax", [200, 1100])
+def test_fixed_chunk_onto_a_contiguous_cache_matches_float64(lmax):
     # 40 new rows per sequence appended at cache_len (0 and 123) of a cache of
-    # 200, attending causally from positions cache_len + i.
-    lq, lmax, d = 40, 200, 16
+    # lmax, attending causally from positions cache_len + i.
+    lq, d = 40, 16
     lib = attnc.compile("kernel k { batch = 2; heads = 2; head_dim = %d; seq_q = %d; "
                         "seq_k = %d; cache = contiguous; mask = causal }" % (d, lq, lmax))
     rng = np.random.default_rng(40)
