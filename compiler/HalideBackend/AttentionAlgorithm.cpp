@@ -210,22 +210,11 @@ private:
                             config.interval.lo.kind == KeyBound::None;
     if (causalOnly && sizes.Lk >= 2048 && rows >= 64 && !spec.packed)
       f.blockK = 128;
-    // Fixed causal rows on AVX-512: query tiles of one 16-row vector, whose
-    // diagonal blocks waste half as many pairs, in twice as many tasks (Zen 4,
-    // H=8, D=64, alternated: N=128 4-13% faster, N=512 5-9%, N=2048 about 3%,
-    // with rotary 3%, f16 2-3%, 256 rows onto 1024 in a contiguous cache 1-2%).
-    // Not with bf16 queries (bf16 products: 15% slower), GQA's row groups, a
-    // run-time seq_k, packed batches or other masks (no change), nor where
-    // tiles of 64 rows read long keys less often. Nor for rows of at most
-    // 1024 keys, whose 32-row tiles are faster on Zen 5 (H=8, D=64, two
-    // threads, alternated: N=128 15%, N=64-512 5-10%, N=1024 3-7%; N=2048
-    // split, 16 rows faster in half of the runs): a task of 16 rows is a
-    // few microseconds of work, too short beside the thread pool's claim.
-    if (causalOnly && sizes.Lk > 1024 && rows >= 32 && f.tileQ == 32 &&
-        target.natural_vector_size<float>() == 16 && f.groupP == 1 &&
-        spec.dtype != ElemType::BF16 && spec.score != ScoreKind::Additive && !spec.packed &&
-        !spec.cache.paged() && !config.backward)
-      f.tileQ = 16;
+    // (Fixed causal rows once took query tiles of one 16-row vector on
+    // AVX-512, whose diagonal blocks waste half as many pairs: 4-13% faster
+    // on Zen 4, but 3-15% slower than 32 rows on Zen 5 at N=64 to 4096, H=8,
+    // D=64, two threads, alternated; a task of 16 rows is too little work
+    // beside the thread pool's claim and the tile's own passes.)
     // With a run-time seq_k as well, where the diagonal block's key loops
     // stop at the tile's last key (makeBlocks): dynamic causal N=2922 4-7%
     // faster on Zen 4. Not where P.V runs over pairs of keys (bf16 values:

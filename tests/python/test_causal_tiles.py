@@ -1,7 +1,7 @@
-"""Fixed-size causal kernels, which take query tiles of 16 rows on AVX-512
-when their rows hold more than 1024 keys and of 32 rows otherwise
-(AttentionAlgorithm.cpp chooseTiles; lit HalideBackend/causal-row-tiles.attn):
-row counts around the tiles and key blocks (a last tile of one row, more keys
+"""Fixed-size causal kernels, whose query tiles and key blocks depend on the
+row count (AttentionAlgorithm.cpp chooseTiles; lit
+HalideBackend/causal-row-tiles.attn): row counts around the tiles and key
+blocks of short, middle and long rows (a last tile of one row, more keys
 than queries, value columns whose last vector holds one value, rotary, weights
 and lse) against float64."""
 import numpy as np
@@ -12,7 +12,7 @@ from conftest import reference, turn_half
 
 
 @pytest.mark.parametrize("lq,lk", [(32, 32), (33, 33), (47, 47), (100, 100), (129, 129),
-                                   (40, 100), (200, 517), (33, 1030), (1041, 1041)])
+                                   (40, 100), (200, 517), (33, 1030), (1041, 1041), (70, 2100)])
 @pytest.mark.parametrize("value_dim", [64, 33])
 def test_fixed_causal_matches_float64(lq, lk, value_dim):
     lib = attnc.compile("kernel k { batch = 2; heads = 3; head_dim = 64; value_dim = %d; "
