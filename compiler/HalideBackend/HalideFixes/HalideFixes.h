@@ -44,6 +44,7 @@ void anchorSimplifyFor();
 void anchorPartitionLoops();
 void anchorSimplifyCorrelatedDifferences();
 void anchorVectorizeAtomics();
+void anchorPredicatedAccesses();
 } // namespace fixes
 
 /// Does nothing; referencing it links this folder's replacements.
@@ -54,5 +55,6 @@ inline void linkHalideFixes() {
   fixes::anchorPartitionLoops();
   fixes::anchorSimplifyCorrelatedDifferences();
   fixes::anchorVectorizeAtomics();
+  fixes::anchorPredicatedAccesses();
 }
 } // namespace attnc::halide_backend

@@ -18,19 +18,14 @@
 // definition takes its place (see HalideFixes.h). Simplify is an internal
 // class that Halide.h does not declare: this wrapper pushes a marker binding
 // of "no bounds known" for the loop variable onto the simplifier's
-// `bounds_and_alignment_info`, calls the library's own, and pops bindings of
-// that name down to and including the marker. The member's offset (0x40:
-// two bools, then `Scope<VarInfo> var_info`) and ExprInfo's layout are
-// Halide v14.0.0's src/Simplify_Internal.h, checked against libHalide14's
-// code (`lea 0x40(%r15)` before its pop); unit
-// HalideFixes.UnreachableLoopKeepsItsBoundsToItself fails if they differ.
+// `bounds_and_alignment_info` (SimplifyState.h), calls the library's own,
+// and pops bindings of that name down to and including the marker.
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/HalideFixes/HalideFixes.h"
 #include "compiler/HalideBackend/HalideFixes/LibHalideOriginal.h"
+#include "compiler/HalideBackend/HalideFixes/SimplifyState.h"
 
 #include <Halide.h>
-
-#include <cstdint>
 
 namespace attnc::halide_backend::fixes {
 void anchorSimplifyFor() {}
@@ -41,19 +36,9 @@ void anchorSimplifyFor() {}
 
 namespace {
 
+using attnc::halide_backend::fixes::ExprInfo14;
 using Halide::Internal::For;
-using Halide::Internal::ModulusRemainder;
-using Halide::Internal::Scope;
 using Halide::Internal::Stmt;
-
-/// Simplify::ExprInfo of Halide 14.0.0, field for field.
-struct ExprInfo14 {
-  int64_t min = 0, max = 0;
-  bool min_defined = false, max_defined = false;
-  ModulusRemainder alignment;
-};
-
-constexpr size_t boundsAndAlignmentInfoOffset = 0x40;
 
 /// A binding that says nothing (no bounds, any alignment), told apart by
 /// the values behind its undefined bounds (small: nothing overflows if a
@@ -79,8 +64,7 @@ Stmt simplifyFor(void *simplify, const For *op) __asm__(SIMPLIFY_FOR);
 Stmt simplifyFor(void *simplify, const For *op) {
   static const auto original = attnc::halide_backend::fixes::libHalideOriginal<SimplifyForFn>(
       SIMPLIFY_FOR, "Simplify::visit(const For *)");
-  auto &bounds = *reinterpret_cast<Scope<ExprInfo14> *>(static_cast<char *>(simplify) +
-                                                        boundsAndAlignmentInfoOffset);
+  auto &bounds = attnc::halide_backend::fixes::boundsAndAlignmentInfo(simplify);
   bounds.push(op->name, marker());
   Stmt result = original(simplify, op);
   // Whatever the library left bound to the loop's name goes with the marker.

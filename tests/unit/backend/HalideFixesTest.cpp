@@ -191,4 +191,53 @@ TEST(HalideFixes, LoopBoundsStillReachTheBody) {
   EXPECT_NE(loop->body.as<Store>(), nullptr) << result;
 }
 
+/// `for (c, 0, 4)` over vectors of 16 floats of a 32-float allocation
+/// `buffer`, vectorized GuardWithIf's way: `if (all lanes in bounds)
+/// access else masked access` (the masked lanes are those past 31).
+Stmt guardedVectors(const std::string &buffer, bool loads) {
+  Expr c = Variable::make(Int(32), "c");
+  Expr lanes = Ramp::make(c * 16, 1, 16);
+  Expr inBounds = likely(lanes <= Broadcast::make(31, 16));
+  auto access = [&](Expr predicate) {
+    if (loads)
+      return Store::make("out", Load::make(Float(32, 16), buffer, lanes, Buffer<>(), Parameter(),
+                                           predicate, ModulusRemainder()),
+                         lanes, Parameter(), predicate, ModulusRemainder());
+    return Store::make(buffer, Broadcast::make(1.0f, 16), lanes, Parameter(), predicate,
+                       ModulusRemainder());
+  };
+  Stmt body = IfThenElse::make(likely(c * 16 + 15 <= 31), access(const_true(16)), access(inBounds));
+  Stmt loop = For::make("c", 0, 4, ForType::Serial, DeviceAPI::None, body);
+  return Allocate::make(buffer, Float(32), MemoryType::Stack, {32}, const_true(), loop);
+}
+
+TEST(HalideFixes, MaskedAccessesPastTheirAllocationAreReachable) {
+  // Halide 14 took the masked load (or store) of vectors 2 and 3, wholly
+  // past the allocation, for unreachable: the `if` went and every vector
+  // was accessed unmasked (a stacked projection's copy ran 64 columns over
+  // heads of 32).
+  for (bool loads : {true, false}) {
+    Stmt result = simplify(guardedVectors("buf", loads));
+    const Allocate *alloc = result.as<Allocate>();
+    ASSERT_NE(alloc, nullptr) << result;
+    const For *loop = alloc->body.as<For>();
+    ASSERT_NE(loop, nullptr) << result;
+    EXPECT_NE(loop->body.as<IfThenElse>(), nullptr) << (loads ? "loads: " : "stores: ") << result;
+  }
+}
+
+TEST(HalideFixes, UnmaskedAccessesPastTheirAllocationAreStillUnreachable) {
+  // The fix leaves the library's deduction from unmasked accesses alone.
+  Expr c = Variable::make(Int(32), "c");
+  Expr lanes = Ramp::make(c * 16, 1, 16);
+  Stmt past = Store::make("buf", Broadcast::make(1.0f, 16), lanes, Parameter(), const_true(16),
+                          ModulusRemainder());
+  Stmt body = Block::make(IfThenElse::make(2 <= c, past),
+                          Store::make("out", c, c, Parameter(), const_true(), ModulusRemainder()));
+  Stmt loop = For::make("c", 0, 4, ForType::Serial, DeviceAPI::None, body);
+  Stmt result = simplify(Allocate::make("buf", Float(32), MemoryType::Stack, {32}, const_true(), loop));
+  EXPECT_TRUE(hasStoreTo(result, "out")) << result;
+  EXPECT_FALSE(hasStoreTo(result, "buf")) << result;
+}
+
 } // namespace
