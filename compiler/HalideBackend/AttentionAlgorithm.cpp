@@ -799,7 +799,7 @@ private:
       f.ropeInvFreq = table.invFreq;
       f.ropeTable = table.cosSin;
       rotateRows(f.qIn, qIn, table, spec.rotary, f.cacheLen(f.b) + f.i);
-      kStored = exactFunc("k_new_rotated");
+      kStored = f.kNewRotated = exactFunc("k_new_rotated");
       rotateRows(kStored, kNew, table, spec.rotary, f.cacheLen(f.b) + f.j);
     }
     // The writes: row r of sequence b at cache_len[b] + r (checked above),

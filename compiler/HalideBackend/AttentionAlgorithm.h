@@ -138,6 +138,9 @@ struct AlgorithmFuncs {
   /// k_in / v_in; cache_len (b) once checked, so nothing is written when a
   /// sequence would overflow its cache.
   Halide::Func kCache = exactFunc("k_cache"), vCache = exactFunc("v_cache");
+  /// The new keys turned by rotary embeddings before they are stored, (d, j,
+  /// g, b); undefined without rotary.
+  Halide::Func kNewRotated;
   Halide::Func cacheLen;
   std::vector<Halide::Func> caches; // the cache outputs, for the schedule
   /// Projections: the rows they read, (m, row, b) (x, x_q or x_kv after

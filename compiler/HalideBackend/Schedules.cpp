@@ -438,8 +438,17 @@ void scheduleRotary(AlgorithmFuncs &f, const AttentionConfig &config, int vec,
       f.qIn.compute_at(f.qNormSq.defined() ? LoopLevel::root() : *qLevel);
       vectorizeTurnedRows(f.qIn, f.d, rotary, vec, constantOf(f.D, 0));
     }
+    // The new keys per row of the cache's write, their channels split at the
+    // pairs like q's: inlined into the write (vectorized over the channels),
+    // an interleaved partner d + 1 - 2 (d % 2) was a gather, and with one
+    // pair (head_dim 2) a reversed masked load whose lanes before the row's
+    // start Halide 14's code generation refused ("base >= 0") once a decode
+    // variant's row was a constant.
+    const Internal::ReductionVariable &row = f.kCache.function().update(0).schedule().rvars()[1];
+    f.kNewRotated.compute_at(f.kCache, RVar(row.var));
+    vectorizeTurnedRows(f.kNewRotated, f.kNewRotated.args()[0], rotary, vec, constantOf(f.D, 0));
     f.scheduleNotes.push_back("rope_cos_sin: inline for the new rows (q per query tile, new "
-                              "keys as they are stored)");
+                              "keys per row as they are stored)");
     return;
   }
   std::vector<Var> t = f.ropeTable.args(); // (c, p)

@@ -627,3 +627,38 @@ def test_stacked_projection_of_one_row_copies_each_head_alone():
         v = x.astype(np.float64) @ w["w_v"].astype(np.float64).T + b["b_v"].astype(np.float64)
         ref = v @ w_o.astype(np.float64).T
         assert np.abs(out.astype(np.float64) - ref).max() <= tol * max(1.0, np.abs(ref).max()), dtype
+
+
+def test_cache_append_of_one_interleaved_rotary_pair_compiles_and_turns_the_key():
+    # The new keys were turned inside the cache's write, vectorized over the
+    # channels: with one interleaved pair (head_dim 2) the partner 1 - d was a
+    # reversed masked load, and in the decode variant (a constant row) its
+    # masked lanes lay before the row's start: Halide 14's code generation
+    # failed ("base >= 0", an internal error). The keys are now turned per
+    # row, split at the pairs (random campaign seed 20261229, case
+    # 226887471634832).
+    lib = attnc.compile("kernel k { positional = rotary(style = interleaved); "
+                        "cache = contiguous; batch = 1; head_dim = 2 }")
+    rng = np.random.default_rng(12)
+
+    def turn(x, pos):  # interleaved pairs (x0, x1), one frequency (1.0)
+        c, s = np.cos(pos), np.sin(pos)
+        return np.stack([x[..., 0] * c - x[..., 1] * s, x[..., 1] * c + x[..., 0] * s], -1)
+
+    for Lq, L0 in ((1, 5), (3, 7)):
+        Lmax = L0 + Lq + 2
+        q, k, v = (rng.uniform(-1, 1, (1, 1, Lq, 2)).astype(np.float32) for _ in range(3))
+        k_cache = rng.uniform(-1, 1, (1, 1, Lmax, 2)).astype(np.float32)
+        v_cache = rng.uniform(-1, 1, (1, 1, Lmax, 2)).astype(np.float32)
+        old_k, old_v = k_cache[0, 0, :L0].astype(np.float64), v_cache[0, 0, :L0].astype(np.float64)
+        out = lib.k(q=q, k=k, v=v, k_cache=k_cache, v_cache=v_cache,
+                    cache_len=np.array([L0], dtype=np.int32))
+        pos = L0 + np.arange(Lq)
+        new_k = turn(k[0, 0].astype(np.float64), pos)
+        assert np.abs(k_cache[0, 0, L0:L0 + Lq] - new_k).max() <= 1e-6, Lq
+        keys = np.concatenate([old_k, new_k])
+        values = np.concatenate([old_v, v[0, 0].astype(np.float64)])
+        s = turn(q[0, 0].astype(np.float64), pos) @ keys.T / np.sqrt(2)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        ref = (p / p.sum(-1, keepdims=True)) @ values
+        assert np.abs(out[0, 0] - ref).max() <= 1e-5, Lq
