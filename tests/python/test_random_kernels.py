@@ -24,8 +24,10 @@ A long campaign, each case in a worker process (crashes and hangs are caught):
         tests/python/test_random_kernels.py --campaign 500 --seed 1 --jobs 2
 
 (add --avoid-known to skip the cases that match a known bug's signature, known_bugs,
-and --minutes M to stop after M minutes), and one case again, with its source, sizes
-and the comparison:
+--minutes M to stop after M minutes, and --asan to compile every kernel for
+host-asan and run the workers with AddressSanitizer preloaded: an access out of
+bounds that leaves the numbers right is a finding too), and one case again, with
+its source, sizes and the comparison:
 
     ... tests/python/test_random_kernels.py --case CASE_SEED
 """
@@ -1534,9 +1536,13 @@ def run_case(seed, cheap=False, invalid_rate=0.08, log=None):
     return run_kernel(K, source, trials, seed)
 
 
+# ATTNC_RANDOM_TARGET (set by --asan): the target every kernel is compiled for.
+KERNEL_TARGET = os.environ.get("ATTNC_RANDOM_TARGET") or None
+
+
 def run_kernel(K, source, trials, seed):
     try:
-        lib = attnc.compile(source)
+        lib = attnc.compile(source, target=KERNEL_TARGET)
     except attnc.Error as e:
         text = str(e)
         if e.status != "compile":
@@ -1772,6 +1778,9 @@ def pytest_generate_tests(metafunc):
 
 
 def _worker():
+    # Under --asan libasan is loaded in this process already; the compiler that
+    # attnc.compile starts is not instrumented and must run without it.
+    os.environ.pop("LD_PRELOAD", None)
     for line in sys.stdin:
         seed = int(line)
         t0 = time.time()
@@ -1793,9 +1802,25 @@ def _worker():
         sys.stdout.flush()
 
 
-def _campaign(n, seed, jobs, timeout, log_path, minutes, avoid_known=False):
+def _asan_environment():
+    """The workers' environment under --asan: kernels for host-asan, libasan
+    preloaded into Python (which is not linked with it), leaks not reported
+    (Python and torch keep theirs), the first error fatal (the worker's stderr,
+    kept with the finding, holds the report)."""
+    import subprocess
+    libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        raise SystemExit("--asan: gcc does not know libasan.so (apt-get install libasan8?)")
+    env = dict(os.environ, ATTNC_RANDOM_TARGET="host-asan", LD_PRELOAD=libasan)
+    env["ASAN_OPTIONS"] = "verify_asan_link_order=0:detect_leaks=0:halt_on_error=1"
+    return env
+
+
+def _campaign(n, seed, jobs, timeout, log_path, minutes, avoid_known=False, asan=False):
     import subprocess
     import selectors
+    env = _asan_environment() if asan else None
     seeds = _case_seeds(seed, n)
     if avoid_known:  # only cases that match no known bug's signature
         seeds = [s for s in seeds if not known_bugs(*gen_case(s)[::2])]
@@ -1810,7 +1835,7 @@ def _campaign(n, seed, jobs, timeout, log_path, minutes, avoid_known=False):
         errf = tempfile.TemporaryFile()
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf,
-                             text=True, bufsize=1)
+                             text=True, bufsize=1, env=env)
         w = {"p": p, "seed": None, "t0": None, "err": errf}
         sel.register(p.stdout, selectors.EVENT_READ, w)
         workers.append(w)
@@ -1899,11 +1924,14 @@ def _main(argv):
     ap.add_argument("--show", action="store_true", help="print the case, do not run it")
     ap.add_argument("--avoid-known", action="store_true",
                     help="skip the cases that match a known bug (known_bugs)")
+    ap.add_argument("--asan", action="store_true",
+                    help="campaign: kernels for host-asan, workers under AddressSanitizer")
     a = ap.parse_args(argv)
     if a.worker:
         _worker()
     elif a.campaign:
-        _campaign(a.campaign, a.seed, a.jobs, a.timeout, a.log, a.minutes, a.avoid_known)
+        _campaign(a.campaign, a.seed, a.jobs, a.timeout, a.log, a.minutes, a.avoid_known,
+                  a.asan)
     elif a.case is not None:
         print(_report(a.case, a.cheap))
         if not a.show:
