@@ -14,6 +14,7 @@
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Bf16PairLoads.h"
+#include "compiler/HalideBackend/AlignedStackScalars.h"
 #include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/HalfConversions.h"
@@ -227,6 +228,7 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
         if (funcs->qkSummedOnce)
           pipeline.add_custom_lowering_pass(newSingleAddendSumsPass(funcs->qk.name()));
         pipeline.add_custom_lowering_pass(newUnreadStoresPass(rowOnlyStateBuffers(*funcs)));
+        pipeline.add_custom_lowering_pass(newAlignedStackScalarsPass());
         lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
       Halide::Module module = retargeted(*lowered, target);
