@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
+#include "compiler/HalideBackend/AlignedStackScalars.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Bf16PairLoads.h"
-#include "compiler/HalideBackend/AlignedStackScalars.h"
 #include "compiler/HalideBackend/BufferChecks.h"
 #include "compiler/HalideBackend/DecodeDispatch.h"
 #include "compiler/HalideBackend/HalfConversions.h"
