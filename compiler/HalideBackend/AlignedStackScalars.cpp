@@ -33,16 +33,16 @@ class AlignedStackScalarsPass : public IRMutator {
     Stmt body = mutate(op->body);
     const bool onStack = op->memory_type == MemoryType::Stack ||
                          op->memory_type == MemoryType::Auto;
+    bool widen = false;
     if (onStack && !op->new_expr.defined() && op->constant_allocation_size() == 1) {
       VectorAccess access(op->name);
       body.accept(&access);
-      if (access.found)
-        return Allocate::make(op->name, op->type, op->memory_type, {2}, op->condition, body,
-                              op->new_expr, op->free_function);
+      widen = access.found;
     }
-    if (body.same_as(op->body))
+    if (!widen && body.same_as(op->body))
       return op;
-    return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body,
+    return Allocate::make(op->name, op->type, op->memory_type,
+                          widen ? std::vector<Expr>{2} : op->extents, op->condition, body,
                           op->new_expr, op->free_function);
   }
 };
