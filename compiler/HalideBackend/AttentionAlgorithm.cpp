@@ -208,6 +208,7 @@ private:
     // N=8192 3%, a chunk of 512 rows onto 4096 cached 2%.
     const bool causalOnly = spec.masks.size() == 1 && spec.hasMask(MaskKind::Causal) &&
                             config.interval.lo.kind == KeyBound::None;
+    f.tileWorkGrows = causalOnly;
     if (causalOnly && sizes.Lk >= 2048 && rows >= 64 && !spec.packed)
       f.blockK = 128;
     // (Fixed causal rows once took query tiles of one 16-row vector on
@@ -217,10 +218,13 @@ private:
     // beside the thread pool's claim and the tile's own passes.)
     // With a run-time seq_k as well, where the diagonal block's key loops
     // stop at the tile's last key (makeBlocks): dynamic causal N=2922 4-7%
-    // faster on Zen 4. Not where P.V runs over pairs of keys (bf16 values:
-    // not cut), nor for packed batches (no faster), nor fixed N=512 (2-3%
-    // slower).
-    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) && !spec.packed &&
+    // faster on Zen 4. Packed batches too, whose blocks rarely start where a
+    // sequence does: Q.K^T and the exponentials skip the block's keys
+    // before the tile's sequence as well (scoresByChunk; the benchmark's 8
+    // sequences 3% faster on Zen 5, alternated, where 64-key blocks were 3%
+    // faster before it). Not where P.V runs over pairs of keys (bf16
+    // values: not cut), nor fixed N=512 (2-3% slower).
+    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) &&
         !f.bf16Values && !config.backward)
       f.blockK = 128;
     // Short causal rows (a fixed seq_k of at most 128): blocks of 32 keys,
@@ -990,6 +994,32 @@ private:
     f.qk(f.j, f.i, f.h, f.b) += cast<float>(q) * cast<float>(k);
   }
 
+  /// Q.K^T's micro-kernel keys (2 query vectors x qkKeys keys of sums in
+  /// 32 AVX-512 or 16 AVX2 registers, a divisor of the block), and whether
+  /// the block's scores and exponentials are computed only where its rows
+  /// see keys (AlgorithmFuncs::scoresByChunk): tiles of whole row vectors
+  /// whose reductions over rj stop at the tile's visible keys (makeBlocks).
+  /// Not over a cache, whose Q.K^T must not read rows past a sequence's
+  /// length, which whole chunks would (qk is trimmed to them through
+  /// block_score's select there).
+  void chooseScoreChunks(const MaskParts &mask) {
+    // (A target with unknowns, as the unit tests build algorithms: AVX-512's.)
+    const int vec = target.has_unknowns() ? 16 : target.natural_vector_size<float>();
+    const int accumulators = vec >= 16 ? 16 : 8;
+    f.qkKeys = 1;
+    for (int k = std::min(f.blockK, accumulators / 2); k > 1 && f.qkKeys == 1; --k)
+      if (f.blockK % k == 0)
+        f.qkKeys = k;
+    const bool keyRange = mask.keysEnd.defined() || mask.keysBegin.defined();
+    // (With fixed sizes bounds inference trims the block's scores to the
+    // tile's keys by itself.)
+    KernelSizes sizes = spec.sizes();
+    const bool runTimeKeys = spec.packed || sizes.Lq == 0 || sizes.Lk == 0;
+    f.scoresByChunk = keyRange && runTimeKeys && f.tileQ % vec == 0 && f.splits == 1 &&
+                      f.keyBand == 0 && !f.bf16Values && !f.cacheLen.defined() &&
+                      !config.backward;
+  }
+
   void makeBlocks() {
     Expr P = Expr((int32_t)f.groupP);
     Expr rA = f.qt * f.tileQ + f.ii;
@@ -1031,7 +1061,31 @@ private:
     }
     Expr visible = packed ? packed->frame(iA, jA).keyVisible && mask.visible
                           : jA < keys && mask.visible;
-    f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = select(visible, parts.score, kMaskedScore);
+    Expr score = select(visible, parts.score, kMaskedScore);
+    chooseScoreChunks(mask);
+    if (f.scoresByChunk) {
+      // Only the chunks that hold a key [keysBegin, keysEnd) (see scoresByChunk).
+      const int chunk = f.qkKeys;
+      f.rjc = RDom(0, chunk, 0, f.blockK / chunk, "rjc");
+      Expr chunkFirst = f.blockFirstKey(f.kb) + f.rjc.y * chunk;
+      // The tile's keys through a Func of (qt, b), which Halide's loop
+      // trimming cannot solve for qt: it trims the chunks' loop instead of
+      // the tile's (whose rows qk would then index at run time, 2x slower).
+      auto perTile = [&](const char *name, const Expr &keys) {
+        Func fn(name);
+        fn(f.qt, f.b) = keys;
+        return fn(f.qt, f.b);
+      };
+      if (mask.keysEnd.defined())
+        f.rjc.where(chunkFirst < perTile("tile_keys_end", mask.keysEnd));
+      if (mask.keysBegin.defined())
+        f.rjc.where(chunkFirst + chunk > perTile("tile_keys_begin", mask.keysBegin));
+      Expr jc = f.rjc.y * chunk + f.rjc.x;
+      f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = undef<float>();
+      f.blockScore(jc, f.ii, f.qt, f.kb, f.h, f.b) = substitute(f.jj.name(), jc, score);
+    } else {
+      f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = score;
+    }
 
     Expr bs = f.blockScore(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockMax(f.ii, f.qt, f.kb, f.h, f.b) = kMaskedScore;
@@ -1045,9 +1099,14 @@ private:
     while (pScale * (float)(2 * f.blockK) > 1.0f)
       pScale *= 0.5f;
     Expr s = f.blockScore(f.jj, f.ii, f.qt, f.kb, f.h, f.b);
-    f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) =
-        select(s > kMaskedThreshold,
-               clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), log2PScale()), 0.0f);
+    Expr e = select(s > kMaskedThreshold,
+                    clampedExp(s - f.blockMax(f.ii, f.qt, f.kb, f.h, f.b), log2PScale()), 0.0f);
+    if (f.scoresByChunk) {
+      f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = undef<float>();
+      f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b) = substitute(f.jj.name(), f.rj.x, e);
+    } else {
+      f.blockExp(f.jj, f.ii, f.qt, f.kb, f.h, f.b) = e;
+    }
 
     Expr p = f.blockExp(f.rj, f.ii, f.qt, f.kb, f.h, f.b);
     f.blockSum(f.ii, f.qt, f.kb, f.h, f.b) = 0.0f;

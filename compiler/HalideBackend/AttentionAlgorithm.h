@@ -97,6 +97,15 @@ struct AlgorithmFuncs {
   Halide::Var d{"d"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, g{"g"};
   Halide::Var ii{"ii"}, qt{"qt"}, jj{"jj"}, kb{"kb"}, n{"n"}, m{"m"}, s{"s"};
   Halide::RDom rd, rj, rs; // over D (dot), a key block, (value column, split)
+  /// Tiles of query-row vectors whose rows see keys [keysBegin, keysEnd) of
+  /// a block (causal diagonals, packed sequences): block_score is then an
+  /// update over the chunks of `qkKeys` keys that hold any of them (rjc:
+  /// key in chunk, chunk), and block_exp one over rj, so Q.K^T and the
+  /// exponentials skip the keys no row sees, as the reductions over rj do.
+  /// Their pure stages are undefined (never stored, never read).
+  bool scoresByChunk = false;
+  int qkKeys = 8;
+  Halide::RDom rjc;
   /// softmax_state's update domain: value columns rc (innermost) by a
   /// chunk's key blocks rk. The column is an RVar so the update may read a
   /// row's m, l and u at its last column (makeState).
@@ -289,6 +298,12 @@ struct AlgorithmFuncs {
 
   /// Key loops whose rows of K and V are prefetched ahead (Prefetches.h).
   std::vector<RowPrefetch> rowPrefetches;
+  /// A query tile's work grows with its index (causal rows: tile qt sees
+  /// qt + 1 key blocks), and the parallel loop of the tiles that the tuned
+  /// schedule names here (Func, task Var) runs last tile first
+  /// (HeaviestTasksFirst.h); empty: in index order.
+  bool tileWorkGrows = false;
+  std::pair<std::string, std::string> heaviestTasksFirst;
 
   /// What applySchedule chose, for `--emit=halide` (policy, tiles, loops).
   std::string policyName;

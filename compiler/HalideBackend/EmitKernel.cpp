@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AlignedStackScalars.h"
+#include "compiler/HalideBackend/HeaviestTasksFirst.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Bf16PairLoads.h"
 #include "compiler/HalideBackend/BufferChecks.h"
@@ -229,6 +230,9 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
           pipeline.add_custom_lowering_pass(newSingleAddendSumsPass(funcs->qk.name()));
         pipeline.add_custom_lowering_pass(newUnreadStoresPass(rowOnlyStateBuffers(*funcs)));
         pipeline.add_custom_lowering_pass(newAlignedStackScalarsPass());
+        if (!funcs->heaviestTasksFirst.first.empty())
+          pipeline.add_custom_lowering_pass(newHeaviestTasksFirstPass(
+              funcs->heaviestTasksFirst.first, funcs->heaviestTasksFirst.second));
         lowered = pipeline.compile_to_module(arguments, config.name, loweringTarget(target));
       }
       Halide::Module module = retargeted(*lowered, target);

@@ -528,11 +528,11 @@ std::vector<VarOrRVar> withChunk(std::vector<VarOrRVar> order, const std::option
 /// blocking chosen once, and where softmax_state lives.
 struct TunedPlan {
   int vec, TQ, BK, Dv, dVectors, pvRows;
-  /// Register blocking of the micro-kernels: value vectors per chunk of a
-  /// row, and keys per Q.K^T register block. AVX-512 has 32 vector
-  /// registers, AVX2 16: there half as many accumulators fit beside the
-  /// loads and broadcasts (16 spilled on AVX2 and ran at a third of peak).
-  int pvChunk = 16, qkKeys = 8;
+  /// Register blocking of P.V: value vectors per chunk of a row (Q.K^T's
+  /// keys per register block are AlgorithmFuncs::qkKeys). AVX-512 has 32
+  /// vector registers, AVX2 16: there half as many accumulators fit beside
+  /// the loads and broadcasts (16 spilled on AVX2 and ran at a third of peak).
+  int pvChunk = 16;
   /// P.V of a decode tile of a few rows (a GQA group) on AVX2, where the
   /// rows' value registers do not fit: all rows' sums stay in block_pv (L1)
   /// and each V vector is loaded once per key for every row, instead of
@@ -599,6 +599,8 @@ void scheduleTunedState(AlgorithmFuncs &f, const AttentionConfig &config, TunedP
     else
       tiles.fuse(ot, b, oTask);
     tiles.parallel(oTask);
+    if (f.tileWorkGrows)
+      f.heaviestTasksFirst = {tiles.name(), oTask.name()};
     p.stateLevel = LoopLevel(tiles, oTask);
     f.state.compute_at(p.stateLevel);
     if (dVectors <= 8) {
@@ -899,6 +901,16 @@ void prefetchValueRowsWithKeys(AlgorithmFuncs &f, const AttentionConfig &config,
                   std::to_string(f.blockK));
 }
 
+/// Scores and exponentials computed by chunks (AlgorithmFuncs::scoresByChunk)
+/// over one whole block of one tile: the trimmed chunks and keys would make
+/// bounds inference size their buffers at run time (a malloc per block).
+/// (Not for Halide's autoscheduler, which cannot take partial bounds.)
+void boundChunkedBlocks(AlgorithmFuncs &f) {
+  if (f.scoresByChunk)
+    for (Func fn : {f.blockScore, f.blockExp})
+      fn.bound(f.jj, 0, f.blockK).bound_extent(f.kb, 1);
+}
+
 /// Scores, max, exponentials and sums of one key block: register-blocked
 /// Q.K^T over query vectors, or over key vectors for few query rows.
 void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const TunedPlan &p) {
@@ -920,19 +932,31 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
   if (f.splits > 1)
     for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
       fn.bound_extent(f.kb, 1);
+  boundChunkedBlocks(f);
   if (p.rowVectors) {
     // Q.K^T: (2 x vec) queries x 8 keys in registers, vectorized over queries.
     int ir = (TQ % (2 * vec) == 0) ? 2 * vec : vec;
-    int jr = divisorAtMost(BK, p.qkKeys);
+    int jr = f.qkKeys;
     Var jo("jo"), ji("ji"), iq("iq"), iv("iv"), ivo("ivo"), ivi("ivi");
-    f.blockScore.reorder_storage(ii, jj, qt, f.kb, h, b)
-        .split(jj, jo, ji, jr)
-        .split(ii, iq, iv, ir)
-        .split(iv, ivo, ivi, vec)
-        .reorder(ivi, ivo, ji, iq, jo)
-        .vectorize(ivi)
-        .unroll(ivo)
-        .unroll(ji);
+    f.blockScore.reorder_storage(ii, jj, qt, f.kb, h, b);
+    if (f.scoresByChunk) {
+      // The chunks that hold visible keys (rjc.y), jr keys each (rjc.x).
+      f.blockScore.update()
+          .split(ii, iq, iv, ir)
+          .split(iv, ivo, ivi, vec)
+          .reorder(ivi, ivo, f.rjc.x, iq, f.rjc.y)
+          .vectorize(ivi)
+          .unroll(ivo)
+          .unroll(f.rjc.x);
+    } else {
+      f.blockScore.split(jj, jo, ji, jr)
+          .split(ii, iq, iv, ir)
+          .split(iv, ivo, ivi, vec)
+          .reorder(ivi, ivo, ji, iq, jo)
+          .vectorize(ivi)
+          .unroll(ivo)
+          .unroll(ji);
+    }
     Var qo("qo"), qi("qi");
     f.qk.compute_at(f.blockScore, iq).reorder_storage(i, j, h, b);
     // A custom score, bias or mask may read i (e.g. select(j < i, ...)):
@@ -981,7 +1005,11 @@ void scheduleTunedBlocks(AlgorithmFuncs &f, const AttentionConfig &config, const
                     (pairs ? ", bf16 pairs of channels per lane (vdpbf16ps)" : ""));
     f.blockMax.vectorize(ii, vec);
     f.blockMax.update().reorder(ii, f.rj).vectorize(ii, vec);
-    f.blockExp.reorder_storage(ii, jj, qt, f.kb, h, b).reorder(ii, jj).vectorize(ii, vec);
+    f.blockExp.reorder_storage(ii, jj, qt, f.kb, h, b);
+    if (f.scoresByChunk)
+      f.blockExp.update().reorder(ii, f.rj).vectorize(ii, vec);
+    else
+      f.blockExp.reorder(ii, jj).vectorize(ii, vec);
     f.blockSum.vectorize(ii, vec);
     f.blockSum.update().reorder(ii, f.rj).vectorize(ii, vec);
   } else {
@@ -1196,7 +1224,6 @@ void scheduleTuned(AlgorithmFuncs &f, const AttentionConfig &config, const Targe
   // Measured on AVX2 (decode H=32 G=8 D=128: f32 5%, bf16 6%, f16 1.6-2.2x
   // faster); AVX-512 keeps more rows in its 32 registers.
   p.pvSharedV = p.vec == 8 && p.TQ > 1 && p.TQ < p.vec && p.pvRows < p.TQ;
-  p.qkKeys = accumulators / 2; // Q.K^T: 2 query vectors x qkKeys keys
   // With an output projection, the heads' results in query tiles with the
   // state inside (one parallel loop, not the root state's nested ones):
   // MHA with projections at N=512 1-7% faster.
@@ -1231,6 +1258,7 @@ void scheduleSimple(AlgorithmFuncs &f, const AttentionConfig &config, const Targ
     f.merged.compute_root();
   for (Func fn : {f.blockScore, f.blockMax, f.blockExp, f.blockSum, f.blockPV})
     fn.compute_at(f.state, f.rk);
+  boundChunkedBlocks(f);
   // The sink prefix (and then the queries, which it reads too) at the root.
   const bool sinks = f.hasSinkPrefix();
   if (sinks)

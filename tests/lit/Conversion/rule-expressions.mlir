@@ -17,8 +17,10 @@
 // NOSRC-NEXT: *   mask = causal & custom
 
 // The graphs are built into the algorithm: the mask tests j % 4 with
-// Halide's `%`, the score divides by the clamped read of `temperature`.
-// HALIDE: func block_score
+// Halide's `%`, the score divides by the clamped read of `temperature`
+// (per chunk of 8 keys that a row of the tile sees: run-time sizes).
+// HALIDE: func block_score(jj, ii, qt, kb, h, b) = (float32)undef()
+// HALIDE: update block_score(((rjc$y*8) + rjc$x), ii, qt, kb, h, b) =
 // HALIDE-SAME: (((t2 % 4) != 3) || (k.extent.1 < 16))
 // HALIDE-SAME: (float32)qk(t2, t3, h, b)/(float32)temperature_clamped(
 
