@@ -1006,10 +1006,7 @@ private:
     // (A target with unknowns, as the unit tests build algorithms: AVX-512's.)
     const int vec = target.has_unknowns() ? 16 : target.natural_vector_size<float>();
     const int accumulators = vec >= 16 ? 16 : 8;
-    f.qkKeys = 1;
-    for (int k = std::min(f.blockK, accumulators / 2); k > 1 && f.qkKeys == 1; --k)
-      if (f.blockK % k == 0)
-        f.qkKeys = k;
+    f.qkKeys = divisorAtMost(f.blockK, accumulators / 2);
     const bool keyRange = mask.keysEnd.defined() || mask.keysBegin.defined();
     // (With fixed sizes bounds inference trims the block's scores to the
     // tile's keys by itself.)

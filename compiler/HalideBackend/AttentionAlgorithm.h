@@ -15,6 +15,7 @@
 
 #include <Halide.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,15 @@ inline Halide::Func exactFunc(const std::string &name) {
 
 /// The named Funcs, parameters and variables of one kernel. Funcs that the
 /// kernel does not need stay undefined (`!f.defined()`).
+/// The largest divisor of `n` that is at most `limit` (at least 1): register
+/// blocks that tile a block or a row exactly.
+inline int divisorAtMost(int n, int limit) {
+  for (int k = std::min(n, limit); k > 1; --k)
+    if (n % k == 0)
+      return k;
+  return 1;
+}
+
 struct AlgorithmFuncs {
   std::string name;
 

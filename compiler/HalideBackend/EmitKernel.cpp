@@ -13,7 +13,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/HalideBackend/EmitKernel.h"
 #include "compiler/HalideBackend/AlignedStackScalars.h"
-#include "compiler/HalideBackend/HeaviestTasksFirst.h"
 #include "compiler/HalideBackend/AttentionAlgorithm.h"
 #include "compiler/HalideBackend/Bf16PairLoads.h"
 #include "compiler/HalideBackend/BufferChecks.h"
@@ -23,6 +22,7 @@
 #include "compiler/HalideBackend/HalideText.h"
 #include "compiler/HalideBackend/HalideWarnings.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
+#include "compiler/HalideBackend/HeaviestTasksFirst.h"
 #include "compiler/HalideBackend/Prefetches.h"
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"

@@ -116,14 +116,6 @@ void fuseIntoParallel(Stage stage, const std::vector<VarOrRVar> &vars, const std
 
 namespace {
 
-/// The largest divisor of `n` that is at most `limit` (at least 1).
-int divisorAtMost(int n, int limit) {
-  for (int k = std::min(n, limit); k > 1; --k)
-    if (n % k == 0)
-      return k;
-  return 1;
-}
-
 /// Rows x column vectors of a matrix product's sums held in registers:
 /// AVX-512's 32 hold 6 x 4 beside the 4 weight vectors and a broadcast, so
 /// each block of weight columns (M x 64 floats, in L2) is read once per 6
