@@ -397,8 +397,12 @@ def append_history(results_dir, results, torch):
     with open(path, "a") as f:
         if new:
             f.write("# Benchmark history: one line per full `bench/run.sh` run\n\n")
-        f.write("- %s, %s, %s, %d threads: %s\n" % (
-            results["timestamp"], commit, results["machine"]["cpu"], results["threads"], "; ".join(cells)))
+        # Which OpenBLAS kernels the ratios were measured against (a fallback
+        # to an SSE3 core makes every "x OpenBLAS" 4-5x too high).
+        core = results["machine"].get("openblas", "").partition("; core ")[2]
+        f.write("- %s, %s, %s, %d threads%s: %s\n" % (
+            results["timestamp"], commit, results["machine"]["cpu"], results["threads"],
+            ", OpenBLAS core " + core if core else "", "; ".join(cells)))
 
 
 def main():

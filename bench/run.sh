@@ -41,6 +41,29 @@ for arg in "$@"; do
   esac
 done
 
+# Prints "DETECTED FORCED" when OpenBLAS detects only a pre-AVX2 core on a CPU
+# with AVX2 or AVX-512, and nothing otherwise (or without python3).
+openblas_core_for_cpu() {
+  local detected flags best=""
+  detected="$(python3 -c 'import ctypes
+blas = ctypes.CDLL("libopenblas.so.0")
+blas.openblas_get_corename.restype = ctypes.c_char_p
+print(blas.openblas_get_corename().decode())' 2>/dev/null)" || return 0
+  case "$detected" in
+    Prescott|Core2|Penryn|Dunnington|Nehalem|Sandybridge|Atom|Katmai|Coppermine|Northwood|Banias|Barcelona|Opteron*|Bobcat) ;;
+    *) return 0 ;;
+  esac
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null) "
+  if [[ $flags == *" avx512bw "* && $flags == *" avx512vl "* && $flags == *" avx512dq "* ]]; then
+    best=SkylakeX
+    [[ $flags == *" avx512_bf16 "* ]] && best=Cooperlake
+  elif [[ $flags == *" avx2 "* && $flags == *" fma "* ]]; then
+    best=Haswell
+  fi
+  [[ -n "$best" ]] && echo "$detected $best"
+  return 0
+}
+
 # OpenBLAS picks its kernels for the CPU it finds; an OPENBLAS_CORETYPE left in
 # the environment (some set-ups force Haswell, i.e. AVX2 kernels, 2-3x slower on
 # AVX-512 machines) would make the baseline look worse than it is.
@@ -50,6 +73,19 @@ elif [[ -n "${OPENBLAS_CORETYPE:-}" ]]; then
   echo "note: ignoring OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE so OpenBLAS detects this CPU" \
        "(set ATTNC_BENCH_OPENBLAS_CORETYPE to force a core)" >&2
   unset OPENBLAS_CORETYPE
+fi
+
+# Bookworm's OpenBLAS (0.3.21) falls back to its SSE3 "Prescott" kernels on a CPU
+# it does not know (an Emerald Rapids Xeon, family 6 model 207, is one): 4-5x
+# slower than its AVX-512 kernels there, which would flatter attnc by as much.
+# Then force the newest core it has for the instructions this CPU has.
+if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
+  forced="$(openblas_core_for_cpu)"
+  if [[ -n "$forced" ]]; then
+    echo "note: OpenBLAS does not know this CPU (it picked ${forced%% *});" \
+         "forcing OPENBLAS_CORETYPE=${forced##* } for its baselines" >&2
+    export OPENBLAS_CORETYPE="${forced##* }"
+  fi
 fi
 
 # OpenMP workers of a baseline (OpenBLAS, PyTorch) that spin after their call

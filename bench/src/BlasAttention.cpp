@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 extern "C" char *openblas_get_corename(void);
@@ -33,6 +34,9 @@ std::string blasDescription() {
   std::string d = openblas_get_config();
   d += "; core ";
   d += openblas_get_corename();
+  // bench/run.sh forces a core when OpenBLAS falls back to a pre-AVX2 one.
+  if (const char *forced = std::getenv("OPENBLAS_CORETYPE"); forced && *forced)
+    d += std::string(" (OPENBLAS_CORETYPE=") + forced + ")";
   return d;
 }
 
