@@ -42,10 +42,10 @@ for arg in "$@"; do
 done
 
 # Prints "DETECTED FORCED" when OpenBLAS detects only a pre-AVX2 core on a CPU
-# with AVX2 or AVX-512, and nothing otherwise (or without python3).
+# with AVX2 or AVX-512, and nothing otherwise (or without $python).
 openblas_core_for_cpu() {
   local detected flags best=""
-  detected="$(python3 -c 'import ctypes
+  detected="$("$python" -c 'import ctypes
 blas = ctypes.CDLL("libopenblas.so.0")
 blas.openblas_get_corename.restype = ctypes.c_char_p
 print(blas.openblas_get_corename().decode())' 2>/dev/null)" || return 0
