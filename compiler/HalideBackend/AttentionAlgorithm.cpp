@@ -224,8 +224,11 @@ private:
     // sequences 3% faster on Zen 5, alternated, where 64-key blocks were 3%
     // faster before it). Not where P.V runs over pairs of keys (bf16
     // values: not cut), nor fixed N=512 (2-3% slower).
-    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) &&
-        !f.bf16Values && !config.backward)
+    // (f.bf16Values is set once the tiles are: asked here, where the tile is
+    // a multiple of 16 rows and the block even either way, it answers the same.)
+    const bool bf16Values = bf16 == Bf16Products::ScoresAndValues && bf16ProductsApply();
+    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) && !bf16Values &&
+        !config.backward)
       f.blockK = 128;
     // Short causal rows (a fixed seq_k of at most 128): blocks of 32 keys,
     // one per 32-row tile's diagonal, so fewer and shorter key loops run
