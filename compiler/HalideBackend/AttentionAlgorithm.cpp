@@ -133,7 +133,7 @@ public:
   void build() {
     chooseTiles();
     f.bf16Products = bf16 != Bf16Products::None && bf16ProductsApply();
-    f.bf16Values = f.bf16Products && bf16 == Bf16Products::ScoresAndValues;
+    f.bf16Values = bf16ValuesApply();
     f.evenOddLanes = evenOddLanes();
     makeParams();
     makeSizes();
@@ -226,8 +226,7 @@ private:
     // values: not cut), nor fixed N=512 (2-3% slower).
     // (f.bf16Values is set once the tiles are: asked here, where the tile is
     // a multiple of 16 rows and the block even either way, it answers the same.)
-    const bool bf16Values = bf16 == Bf16Products::ScoresAndValues && bf16ProductsApply();
-    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) && !bf16Values &&
+    if (causalOnly && sizes.Lk == 0 && (rows == 0 || rows >= 64) && !bf16ValuesApply() &&
         !config.backward)
       f.blockK = 128;
     // Short causal rows (a fixed seq_k of at most 128): blocks of 32 keys,
@@ -378,6 +377,11 @@ private:
            !spec.packed && !spec.cache.any() && !config.backward && f.tileQ % 16 == 0 &&
            f.blockK % 2 == 0 && sizes.Dk > 0 && sizes.Dk % 2 == 0 && sizes.Dv > 0 &&
            sizes.Dv % 16 == 0;
+  }
+
+  /// AlgorithmFuncs::bf16Values: P.V too runs over pairs of bf16 products.
+  bool bf16ValuesApply() const {
+    return bf16 == Bf16Products::ScoresAndValues && bf16ProductsApply();
   }
 
   void makeParams() {
