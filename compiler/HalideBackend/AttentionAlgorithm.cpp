@@ -1240,12 +1240,19 @@ private:
 
   /// The state absorbs a key block with maximum mPart, sum lPart <= 1/2 and
   /// weighted values accPart (in units of 1).
+  /// The halving is decided on the state's l before the block adds (l <= 1
+  /// is kept: at most 1/2 after halving plus the part's 1/2), so u and the
+  /// test need no exponential: decided on the new l, every element of the
+  /// update restated the rescaling's let chain (a third of the state's
+  /// statement; compile time). Halving is exact: the same numbers.
   static Tuple absorb(const Tuple &st, const Expr &mPart, const Expr &lPart,
                       const Expr &accPart) {
     auto [alpha, beta] = rescaling(st[0], mPart);
-    Expr betaU = beta * st[3]; // the part in the state's units
-    return renormalise(max(st[0], mPart), st[1] * alpha + lPart * betaU,
-                       st[2] * alpha + accPart * betaU, st[3]);
+    Expr half = select(st[1] > 0.5f, 0.5f, 1.0f);
+    Expr u = st[3] * half;
+    Expr betaU = beta * u; // the part in the state's units
+    return Tuple(max(st[0], mPart), st[1] * half * alpha + lPart * betaU,
+                 st[2] * half * alpha + accPart * betaU, u);
   }
 
   /// The state absorbs another state (a key chunk's): both are brought to the
