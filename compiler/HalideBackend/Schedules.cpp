@@ -285,10 +285,12 @@ void scheduleCacheWrites(AlgorithmFuncs &f, int vec) {
 }
 
 /// Projection weights transposed once per call, in vec x vec tiles: vectors
-/// of output columns (strided loads of the weight), the tile's rows
-/// unrolled, tiles of rows (of each head's panel) in parallel. Stacked
-/// panels (stackedProjections) are written by one update per weight, each
-/// tiled the same way over its heads.
+/// of output columns (strided loads of the weight), the tile's rows a loop,
+/// tiles of rows (of each head's panel) in parallel. Stacked panels
+/// (stackedProjections) are written by one update per weight, each tiled
+/// the same way over its heads. A strided load is vec scalar loads either
+/// way; unrolled, the tile's vec^2 loads and inserts were a third of a
+/// projecting kernel's LLVM optimisation time (SLP vectorizer, InstCombine).
 void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
   for (Func t : f.weightTransposes) {
     std::vector<Var> args = t.args();
@@ -301,15 +303,13 @@ void scheduleWeightTransposes(AlgorithmFuncs &f, int vec) {
             .tile(n, m, no, mo, ni, mi, vec, vec, TailStrategy::GuardWithIf)
             .reorder(ni, mi, no, head, mo)
             .vectorize(ni)
-            .unroll(mi)
             .parallel(mo);
       }
       continue;
     }
     t.compute_root()
         .tile(n, m, no, mo, ni, mi, vec, vec, TailStrategy::GuardWithIf)
-        .vectorize(ni)
-        .unroll(mi);
+        .vectorize(ni);
     if (args.size() == 3)
       t.fuse(mo, args[2], task).parallel(task);
     else
