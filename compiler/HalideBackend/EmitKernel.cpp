@@ -23,6 +23,7 @@
 #include "compiler/HalideBackend/HalideWarnings.h"
 #include "compiler/HalideBackend/HeaderWriter.h"
 #include "compiler/HalideBackend/HeaviestTasksFirst.h"
+#include "compiler/HalideBackend/OpaqueClampedIndices.h"
 #include "compiler/HalideBackend/Prefetches.h"
 #include "compiler/HalideBackend/RunWrapper.h"
 #include "compiler/HalideBackend/Schedules.h"
@@ -262,6 +263,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMCo
     throw BackendError("Halide produced no LLVM module");
   lowerHalfConversions(*module, kernels.module.target());
   keepPrefetchesInL2(*module);
+  hideClampedIndicesFromLSR(*module);
   addRunWrappers(*module, kernels.configs);
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -291,6 +293,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
     lowerHalfConversions(*variants.back().module, target);
     keepPrefetchesInL2(*variants.back().module);
+    hideClampedIndicesFromLSR(*variants.back().module);
     addDecodeDispatch(*variants.back().module, configs);
     compiled.assign(kernels.configs.begin(), kernels.configs.begin() + configs.size());
   }
