@@ -108,8 +108,7 @@ Stmt checksOf(const std::vector<BufferArgument> &buffers, int64_t maximumBufferS
 }
 
 /// Gives each message-less check (a constraint, under no_asserts) Halide's
-/// message, and puts the buffers' checks before the first one: at the top of
-/// the branch that runs when the call is not a bounds query.
+/// message, and puts the buffers' checks before the first one.
 class NameConstraints : public IRMutator {
 public:
   explicit NameConstraints(Stmt bufferChecks) : bufferChecks(std::move(bufferChecks)) {}
@@ -164,7 +163,9 @@ std::vector<BufferArgument> bufferArguments(const std::vector<Argument> &inputs,
   return buffers;
 }
 
-Target loweringTarget(const Target &target) { return target.with_feature(Target::NoAsserts); }
+Target loweringTarget(const Target &target) {
+  return target.with_feature(Target::NoAsserts).with_feature(Target::NoBoundsQuery);
+}
 
 IRMutator *newBufferChecksPass(std::vector<BufferArgument> buffers, int64_t maximumBufferSize) {
   return new BufferChecksPass(std::move(buffers), maximumBufferSize);

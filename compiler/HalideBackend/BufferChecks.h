@@ -13,6 +13,14 @@
 // target with asserts, so require() checks (cu_seqlens, cache capacity)
 // keep theirs.
 //
+// Lowered with no_bounds_query too: Halide's bounds-query mode (a buffer
+// with neither host nor device memory gets the shape the pipeline needs
+// written into it, and the call returns 0 having computed nothing) is no
+// part of attnc's calling convention, whose shapes the header states. A
+// null host pointer is an error ("The host pointer of Input buffer q is
+// null, ..."), not a silent success; each entry point lost the branch that
+// rewrote every buffer (a seventh of a cache kernel's entry function).
+//
 // Not added back: Halide's check of the region bounds inference asks of
 // each input. It is implied: every dimension of every argument is either
 // pinned by a constraint (checked) or defines a size, and the algorithm

@@ -182,9 +182,9 @@ TEST_F(SharedRuntime, ErrorsOutsideAttnKernelRunStillReachStderr) {
 }
 
 // Halide's calling convention checks every buffer before anything runs
-// (compiler/HalideBackend/BufferChecks.h): type, rank, null host pointers and
-// every shape constraint (mins, strides, sizes) come back as Halide's error
-// codes and messages, and the output is left alone.
+// (compiler/HalideBackend/BufferChecks.h): type, rank, null host pointers (a
+// bounds query's too) and every shape constraint (mins, strides, sizes) come
+// back as Halide's error codes and messages, and the output is left alone.
 TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
   auto tied = reinterpret_cast<TiedFn>(dlsym(firstHandle, "tied"));
   ASSERT_NE(tied, nullptr);
@@ -223,6 +223,11 @@ TEST_F(SharedRuntime, DirectCallsCheckEveryBuffer) {
        "Constraint violated: out.extent.0 (3) == 4 (4)\n"},
       {[&] { bout.b.host = nullptr, bout.b.device = 1; },
        "The host pointer of Output buffer out is null, but the pipeline will access it on "
+       "the host.\n"},
+      // Neither host nor device memory: Halide's bounds query, which attnc's
+      // kernels do not answer (no_bounds_query, BufferChecks.h).
+      {[&] { bk.b.host = nullptr; },
+       "The host pointer of Input buffer k is null, but the pipeline will access it on "
        "the host.\n"},
   };
   for (const Case &c : cases) {
