@@ -256,14 +256,19 @@ CompiledKernels compileKernels(const std::vector<AttentionConfig> &configs,
   return result;
 }
 
+/// attnc's own steps on a module Halide has optimised, before code generation.
+void finishHalideModule(llvm::Module &module, const Target &target) {
+  lowerHalfConversions(module, target);
+  keepPrefetchesInL2(module);
+  hideClampedIndicesFromLSR(module);
+}
+
 std::unique_ptr<llvm::Module> lowerToLLVM(CompiledKernels &kernels, llvm::LLVMContext &ctx) {
   StageTimer timer("LLVM IR, optimisation");
   std::unique_ptr<llvm::Module> module = compile_module_to_llvm_module(kernels.module, ctx);
   if (!module)
     throw BackendError("Halide produced no LLVM module");
-  lowerHalfConversions(*module, kernels.module.target());
-  keepPrefetchesInL2(*module);
-  hideClampedIndicesFromLSR(*module);
+  finishHalideModule(*module, kernels.module.target());
   addRunWrappers(*module, kernels.configs);
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -291,9 +296,7 @@ std::unique_ptr<llvm::Module> lowerWithDispatch(const std::vector<AttentionConfi
     variants.push_back({target, compile_module_to_llvm_module(kernels.module, ctx)});
     if (!variants.back().module)
       throw BackendError("Halide produced no LLVM module for " + target.to_string());
-    lowerHalfConversions(*variants.back().module, target);
-    keepPrefetchesInL2(*variants.back().module);
-    hideClampedIndicesFromLSR(*variants.back().module);
+    finishHalideModule(*variants.back().module, target);
     addDecodeDispatch(*variants.back().module, configs);
     compiled.assign(kernels.configs.begin(), kernels.configs.begin() + configs.size());
   }

@@ -43,8 +43,7 @@ bool isMinMaxChain(const llvm::Value *value, int depth) {
 
 } // namespace
 
-int hideClampedIndicesFromLSR(llvm::Module &module) {
-  int frozen = 0;
+void hideClampedIndicesFromLSR(llvm::Module &module) {
   for (llvm::Function &function : module)
     for (llvm::BasicBlock &block : function)
       for (llvm::Instruction &inst : block) {
@@ -58,9 +57,7 @@ int hideClampedIndicesFromLSR(llvm::Module &module) {
                                             extension->getOperand(0)->getName() + ".opaque",
                                             extension);
         extension->setOperand(0, opaque);
-        ++frozen;
       }
-  return frozen;
 }
 
 } // namespace attnc::halide_backend
